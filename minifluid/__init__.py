@@ -1,0 +1,22 @@
+"""minifluid: PaddlePaddle Fluid 1.x's static-graph runtime and data pipeline, on numpy.
+
+``import minifluid as fluid`` gives the fluid names legacy scripts use.
+"""
+from . import ops  # noqa: F401  (registers every op first)
+from . import core, framework, layers
+from .executor import Executor, Scope, global_scope, scope_guard
+from .framework import (Program, Variable, default_main_program, default_startup_program, program_guard,
+                        unique_name)
+from .framework.variable import Parameter
+from .layers.io import data
+from .lod_tensor import LoDTensor, create_lod_tensor
+from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
+
+__version__ = "0.1.0"
+
+__all__ = sorted([
+    "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "LoDTensor", "Parameter", "Program", "Scope",
+    "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
+    "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
+    "program_guard", "scope_guard", "unique_name",
+])

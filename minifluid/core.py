@@ -1,0 +1,10 @@
+"""``fluid.core``: the names legacy code imports from the C++ core, backed by Python objects."""
+from .errors import EOFException
+from .executor.scope import Scope
+from .lod_tensor import LoDTensor
+from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
+
+EnforceNotMet = RuntimeError
+
+__all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "Scope",
+           "is_compiled_with_cuda"]

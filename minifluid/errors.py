@@ -1,0 +1,107 @@
+"""User-visible errors, and the one way errors cross thread and process boundaries.
+
+NOTE [ Errors cross boundaries as values ]
+A background loop (producer thread, worker process, prefetch thread, decorator
+thread) never lets an exception die inside itself. It catches everything, wraps
+it in an ``ExceptionWrapper`` (type, message, formatted traceback, where it
+happened) and pushes the wrapper to the consumer. The consumer calls
+``wrapper.reraise()``: the user gets fluid's ``SystemError``-compatible
+``ReaderKilledError`` whose message keeps fluid's wording *and* the original
+type, message and producer-side traceback, with the original exception (or a
+rebuilt copy, when it crossed a process boundary) as ``__cause__``.
+"""
+import pickle
+import sys
+import traceback
+
+__all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError",
+           "ComposeNotAligned", "QUEUE_KILLED_MESSAGE"]
+
+QUEUE_KILLED_MESSAGE = "Blocking queue is killed because the data reader raises an exception."
+
+
+class EOFException(Exception):
+    """Raised by ``Executor.run`` when a non-iterable reader has no next data (fluid's core.EOFException)."""
+
+    def __init__(self, message="There is no next data."):
+        super().__init__(message)
+
+
+class ReaderKilledError(SystemError):
+    """The data reader failed; fluid raised a bare ``SystemError`` with QUEUE_KILLED_MESSAGE here."""
+
+
+class WorkerDiedError(ReaderKilledError):
+    """A worker process died without reporting (killed by a signal, segfault, os._exit)."""
+
+
+class ComposeNotAligned(ValueError):
+    """``reader.compose`` got readers of different lengths."""
+
+
+class _RemoteError(Exception):
+    """Stand-in for an exception whose class could not be rebuilt in this process."""
+
+
+class ExceptionWrapper:
+    """Captures an exception where it happens so the consumer can re-raise it with context.
+
+    Args:
+        exc_info: a ``sys.exc_info()`` triple; defaults to the exception being handled.
+        where: short description of the producer ("thread minifluid-producer", "worker pid 123").
+    """
+
+    def __init__(self, exc_info=None, where="background thread"):
+        exc_type, exc, tb = exc_info or sys.exc_info()
+        self.exc_type = exc_type
+        self.message = str(exc)
+        self.where = where
+        self.traceback_text = "".join(traceback.format_exception(exc_type, exc, tb))
+        self.exc = exc
+
+    def __getstate__(self):
+        """Pickle the exception only if it survives the trip; otherwise keep type name and text."""
+        state = dict(self.__dict__)
+        try:
+            pickle.loads(pickle.dumps(self.exc))
+        except Exception:
+            state["exc"] = None
+        try:
+            pickle.loads(pickle.dumps(self.exc_type))
+        except Exception:
+            state["exc_type"] = None
+        state["type_name"] = getattr(self.exc_type, "__qualname__", "Exception") if self.exc_type else \
+            getattr(type(self.exc), "__qualname__", "Exception")
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    @property
+    def type_name(self):
+        return self.__dict__.get("type_name") or self.exc_type.__qualname__
+
+    def cause(self):
+        """The original exception, or a rebuilt one of the same type when it crossed a process."""
+        if self.exc is not None:
+            return self.exc
+        exc_type = self.exc_type if isinstance(self.exc_type, type) else _RemoteError
+        try:
+            return exc_type(self.message)
+        except Exception:
+            return _RemoteError(f"{self.type_name}: {self.message}")
+
+    def error(self, error_cls=ReaderKilledError, header=QUEUE_KILLED_MESSAGE):
+        """Build the consumer-side exception (not raised), chained to the original."""
+        err = error_cls(
+            f"{header}\n  Original error in {self.where}: {self.type_name}: {self.message}\n"
+            f"  Traceback from the producer:\n{_indent(self.traceback_text)}")
+        err.__cause__ = self.cause()
+        return err
+
+    def reraise(self, error_cls=ReaderKilledError, header=QUEUE_KILLED_MESSAGE):
+        raise self.error(error_cls, header)
+
+
+def _indent(text, prefix="    "):
+    return "".join(prefix + line for line in text.splitlines(True))

@@ -1,0 +1,202 @@
+"""Executor.run: prepare a plan once per (program version, feed names, fetch names), then run it.
+
+NOTE [ Execution plans ]
+Analysing a Program (looking up op specs, binding attrs, resolving slot names,
+finding feed specs and validating fetch names) happens once, in ``build_plan``.
+A plan is a list of small closures, one per op, each reading its inputs from the
+scope's value dict and writing its outputs back. Plans are cached per Program in a
+WeakKeyDictionary and keyed by ``program._version``, which every edit bumps, so a
+changed Program can never run a stale plan. The per-call path is: cache lookup,
+feed conversion + checks, the op loop, fetch.
+"""
+import operator
+import weakref
+
+import numpy as np
+
+from ..framework.program import Program, default_main_program
+from ..lod_tensor import LoDTensor
+from ..ops.registry import get_op_spec
+from ..places import CPUPlace
+from .feed_fetch import FeedSpec, convert_feed_value, fetch_names, normalize_feed, warn_unknown_feed
+from .scope import global_scope
+
+__all__ = ["Executor", "build_plan", "Plan"]
+
+
+class Plan:
+    """Everything ``Executor.run`` needs that depends only on the Program and the names."""
+
+    __slots__ = ("feeds", "steps", "fetches", "program")
+
+    def __init__(self, feeds, steps, fetches, program):
+        self.feeds, self.steps, self.fetches, self.program = feeds, steps, fetches, program
+
+
+def _missing_input_error(op, env, names):
+    missing = [n for n in names if n not in env or env[n] is None]
+    return RuntimeError(
+        f"Operator {op.type!r} needs variable(s) {missing}, which are not initialized in the scope. "
+        "Feed them, or run the startup program first (exe.run(fluid.default_startup_program())).")
+
+
+def _compile_op(op):
+    """One closure ``step(env, lods)`` that runs ``op`` against a value dict."""
+    spec = get_op_spec(op.type)
+    fn = spec.bind(op)
+    in_refs = []
+    for slot in spec.inputs:
+        names = op.inputs.get(slot) or []
+        in_refs.append(list(names) if slot in spec.duplicable else (names[0] if names else None))
+    out_refs = []
+    for slot in spec.outputs:
+        names = op.outputs.get(slot) or []
+        out_refs.append(list(names) if slot in spec.duplicable else (names[0] if names else None))
+    all_in = [n for ref in in_refs if ref is not None for n in ([ref] if isinstance(ref, str) else ref)]
+    simple_in = all(isinstance(r, str) for r in in_refs)
+    if simple_in and len(in_refs) == 1:
+        only = in_refs[0]
+        get_args = lambda env: (env[only],)  # noqa: E731
+    elif simple_in and in_refs:
+        getter = operator.itemgetter(*in_refs)
+        get_args = getter
+    else:
+        def get_args(env):
+            return [None if r is None else env[r] if isinstance(r, str) else [env[n] for n in r]
+                    for r in in_refs]
+    single_out = len(out_refs) == 1 and isinstance(out_refs[0], str)
+    out0 = out_refs[0] if single_out else None
+    lod_aware = spec.produces_lod
+
+    def store(env, lods, result):
+        results = (result,) if len(out_refs) == 1 else result
+        for ref, value in zip(out_refs, results):
+            if ref is None:
+                continue
+            if isinstance(ref, str):
+                ref, value = [ref], [value]
+            for name, v in zip(ref, value):
+                if lod_aware and isinstance(v, LoDTensor):
+                    if v._lod:
+                        lods[name] = v._lod
+                    else:
+                        lods.pop(name, None)
+                    v = v._array
+                env[name] = v
+
+    def step(env, lods):
+        try:
+            result = fn(*get_args(env))
+        except (KeyError, TypeError) as e:
+            if any(n not in env or env[n] is None for n in all_in):
+                raise _missing_input_error(op, env, all_in) from None
+            e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
+            raise
+        except Exception as e:
+            if not getattr(e, "_minifluid_passthrough", False):
+                e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
+            raise
+        if single_out and not lod_aware:
+            env[out0] = result
+        else:
+            store(env, lods, result)
+    return step
+
+
+def build_plan(program, feed_names, fetch_list_names, block_idx=0):
+    block = program.block(block_idx)
+    feeds = {}
+    for name in feed_names:
+        var = block._find_var_recursive(name)
+        if var is None:
+            warn_unknown_feed(name)
+            feeds[name] = None
+        else:
+            feeds[name] = FeedSpec(var)
+    for name in fetch_list_names:
+        if block._find_var_recursive(name) is None:
+            raise ValueError(f"Cannot fetch variable {name!r}: it is not in the program (fetch_list names a "
+                             "variable the program does not define)")
+    steps = [_compile_op(op) for op in block.ops]
+    # persistable values are updated in place by optimizer kernels: fetch a copy of those
+    fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
+                    for name in fetch_list_names)
+    return Plan(feeds, steps, fetches, program)
+
+
+class Executor:
+    """Runs Programs on a place. The scope holds every value between runs."""
+
+    def __init__(self, place=None):
+        self.place = place if place is not None else CPUPlace()
+        self._plans = weakref.WeakKeyDictionary()
+
+    def close(self):
+        self._plans.clear()
+
+    def _plan(self, program, feed_names, fetch_list_names):
+        per_program = self._plans.get(program)
+        if per_program is None:
+            per_program = self._plans[program] = {}
+        key = (program._version, feed_names, fetch_list_names)
+        plan = per_program.get(key)
+        if plan is None:
+            if len(per_program) > 64:  # a Program edited in a loop: keep the cache small
+                per_program.clear()
+            plan = per_program[key] = build_plan(program, feed_names, fetch_list_names)
+        return plan
+
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
+            scope=None, return_numpy=True, use_program_cache=False, return_merged=True):
+        """Run block 0 of ``program`` once; returns the fetched values in ``fetch_list`` order."""
+        if program is None:
+            program = default_main_program()
+        scope = scope if scope is not None else global_scope()
+        if not isinstance(program, Program):
+            runner = getattr(program, "_run_with", None)
+            if runner is None:
+                raise TypeError(f"Executor.run needs a Program or CompiledProgram, got {type(program).__name__}")
+            return runner(self, feed, fetch_list, scope, return_numpy, return_merged)
+        feed = normalize_feed(feed)
+        plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
+        self._feed(plan, feed, scope._vars, scope._lods)
+        return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
+
+    @staticmethod
+    def _feed(plan, feed, env, lods):
+        specs = plan.feeds
+        for name, value in feed.items():
+            spec = specs[name]
+            if spec is None:
+                continue
+            array, lod = convert_feed_value(name, value, spec)
+            if spec.check:
+                spec.validate(array)
+            env[name] = array
+            if lod:
+                lods[name] = lod
+            elif name in lods:
+                del lods[name]
+
+    @staticmethod
+    def _run_plan(plan, env, lods, return_numpy=True):
+        for step in plan.steps:
+            step(env, lods)
+        return [_fetch_value(env, lods, name, copy, return_numpy) for name, copy in plan.fetches]
+
+
+def _fetch_value(env, lods, name, copy, return_numpy):
+    value = env.get(name)
+    if value is None:
+        return None
+    if copy:
+        value = value.copy()
+    lod = lods.get(name)
+    if return_numpy:
+        if lod:
+            raise RuntimeError(
+                "Some of your fetched tensors hold LoD information. They can not be completely cast to "
+                f"Python ndarray (variable {name!r}). Please set the parameter 'return_numpy' as 'False' "
+                "to return LoDTensor itself directly.")
+        return value.get() if hasattr(value, "get") and not isinstance(value, np.ndarray) else value
+    return LoDTensor(value, lod)

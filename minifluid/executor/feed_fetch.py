@@ -1,0 +1,125 @@
+"""Normalise what users feed and fetch; check feeds with fluid's exact messages.
+
+Everything here that depends only on the Program is computed once per plan
+(``FeedSpec``); the per-call work is a dtype compare and a short shape loop.
+"""
+import warnings
+
+import numpy as np
+
+from ..framework.dtypes import to_numpy_dtype
+from ..lod_tensor import LoDTensor
+
+__all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "fetch_names", "split_feed"]
+
+
+class FeedSpec:
+    """What a feed variable expects, precomputed from its Variable."""
+
+    __slots__ = ("name", "shape", "dtype", "check", "lod_level")
+
+    def __init__(self, var):
+        self.name = var.name
+        self.shape = tuple(var.shape) if var.shape is not None else None
+        self.dtype = to_numpy_dtype(var.dtype) if var.dtype else None
+        self.check = bool(var.need_check_feed) and self.shape is not None
+        self.lod_level = var.lod_level
+
+    def validate(self, array, num_places=1):
+        """Raise fluid's ValueError when a need_check_feed variable gets the wrong shape/dtype."""
+        if array.dtype != self.dtype:
+            raise ValueError("The data type of fed Variable %r must be %r, but received %r"
+                             % (self.name, self.dtype.name, array.dtype.name))
+        shape = array.shape
+        expect = self.shape
+        if len(shape) != len(expect):
+            self._shape_error(shape)
+        start = 1 if self.lod_level else 0
+        for i in range(start, len(expect)):
+            e = expect[i]
+            if e >= 0 and shape[i] >= 0 and e != shape[i]:
+                self._shape_error(shape)
+
+    def _shape_error(self, shape):
+        raise ValueError("The fed Variable %r should have dimensions = %d, shape = %r, but received fed "
+                         "shape %r on each device" % (self.name, len(self.shape), list(self.shape), list(shape)))
+
+
+def normalize_feed(feed):
+    """Fluid's rules for the ``feed`` argument of a plain (non-compiled) Program."""
+    if feed is None:
+        return {}
+    if isinstance(feed, dict):
+        return feed
+    if isinstance(feed, (list, tuple)):
+        if len(feed) != 1:
+            raise AssertionError("Not compiled with data parallel")
+        if not isinstance(feed[0], dict):
+            raise TypeError("Each element of feed list should be a dict")
+        return feed[0]
+    raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+
+
+def convert_feed_value(name, value, spec):
+    """Return (array, lod) for one fed value: ndarrays as is, lists/scalars cast to the var dtype."""
+    if type(value) is np.ndarray:
+        return value, None
+    if isinstance(value, LoDTensor):
+        return value._array, (value._lod or None)
+    if hasattr(value, "__cuda_array_interface__"):
+        return value, None
+    dtype = spec.dtype if spec is not None else None
+    try:
+        array = np.array(value, dtype=dtype)
+    except ValueError as e:
+        raise TypeError(
+            f"Faild to convert input data to a regular ndarray for variable {name!r}: {e}. Please check "
+            "whether the data is ragged; for sequences use 'fluid.create_lod_tensor' to build a LoDTensor.") from e
+    if array.dtype == object:
+        raise TypeError(f"Faild to convert input data to a regular ndarray for variable {name!r}: ragged "
+                        "data; use 'fluid.create_lod_tensor' to build a LoDTensor.")
+    if array.ndim == 0:
+        array = array.reshape(1)
+    return array, None
+
+
+def warn_unknown_feed(name):
+    warnings.warn(f"The variable {name} is not found in program. It is not declared or is pruned.",
+                  stacklevel=4)
+
+
+def fetch_names(fetch_list):
+    if fetch_list is None:
+        return ()
+    if not isinstance(fetch_list, (list, tuple)):
+        fetch_list = [fetch_list]
+    names = []
+    for f in fetch_list:
+        if isinstance(f, str):
+            names.append(f)
+        elif hasattr(f, "name"):
+            names.append(f.name)
+        else:
+            raise TypeError(f"fetch_list items must be Variables or names, got {type(f).__name__}")
+    return tuple(names)
+
+
+def split_feed(array, lod, num_places):
+    """Split on dim 0 with fluid's rule: step = ceil(N / P), chunks = ceil(N / step).
+
+    LoD tensors are split by top-level sequences. Returns a list of (array, lod) per chunk.
+    """
+    if lod:
+        top = lod[0]
+        n = len(top)
+        step = -(-n // num_places)
+        chunks, row = [], 0
+        for s in range(0, n, step):
+            seqs = top[s:s + step]
+            rows = sum(seqs)
+            chunks.append((array[row:row + rows], [list(seqs)] + [list(level) for level in lod[1:]]))
+            row += rows
+        return chunks
+    n = array.shape[0]
+    step = -(-n // num_places)
+    return [(array[s:s + step], None) for s in range(0, n, step)]

@@ -1,0 +1,116 @@
+"""Scope: name -> value store that Executors read and write; global_scope and scope_guard.
+
+Values are raw arrays (numpy or CuPy) or runtime objects (reader queues); LoD travels
+beside them in ``_lods`` so kernels only ever see plain arrays.
+"""
+import contextlib
+
+from ..lod_tensor import LoDTensor
+
+__all__ = ["Scope", "global_scope", "scope_guard"]
+
+
+class _ScopeTensor(LoDTensor):
+    """A LoDTensor view of one scope entry; ``set`` writes through to the scope."""
+
+    __slots__ = ("_scope", "_name")
+
+    def __init__(self, scope, name):
+        super().__init__(scope._vars.get(name), scope._lods.get(name))
+        self._scope, self._name = scope, name
+
+    def set(self, array, place=None):
+        super().set(array, place)
+        self._scope._vars[self._name] = self._array
+
+    def set_recursive_sequence_lengths(self, lengths):
+        super().set_recursive_sequence_lengths(lengths)
+        self._scope._lods[self._name] = self._lod
+
+
+class _ScopeVar:
+    """What ``scope.var(name)`` / ``find_var(name)`` return (fluid's core.Variable)."""
+
+    __slots__ = ("_scope", "_name")
+
+    def __init__(self, scope, name):
+        self._scope, self._name = scope, name
+
+    def get_tensor(self):
+        return _ScopeTensor(self._scope, self._name)
+
+    def get_reader(self):
+        return self._scope._vars.get(self._name)
+
+    def is_initialized(self):
+        return self._scope._vars.get(self._name) is not None
+
+    def set_value(self, value):
+        self._scope._vars[self._name] = value
+
+    def value(self):
+        return self._scope._vars.get(self._name)
+
+
+class Scope:
+    """A table of values; ``find_var`` also looks in parent scopes."""
+
+    def __init__(self, parent=None):
+        self._vars = {}
+        self._lods = {}
+        self._parent = parent
+        self._kids = []
+
+    def var(self, name):
+        self._vars.setdefault(name, None)
+        return _ScopeVar(self, name)
+
+    def find_var(self, name):
+        scope = self
+        while scope is not None:
+            if name in scope._vars:
+                return _ScopeVar(scope, name)
+            scope = scope._parent
+        return None
+
+    def find_value(self, name):
+        scope = self
+        while scope is not None:
+            if name in scope._vars:
+                return scope._vars[name]
+            scope = scope._parent
+        return None
+
+    def new_scope(self):
+        kid = Scope(self)
+        self._kids.append(kid)
+        return kid
+
+    def drop_kids(self):
+        self._kids.clear()
+
+    def local_var_names(self):
+        return list(self._vars)
+
+    def erase(self, names):
+        for n in names:
+            self._vars.pop(n, None)
+            self._lods.pop(n, None)
+
+
+_global_scope = Scope()
+
+
+def global_scope():
+    return _global_scope
+
+
+@contextlib.contextmanager
+def scope_guard(scope):
+    """Make ``scope`` the global scope inside the block."""
+    global _global_scope
+    old, _global_scope = _global_scope, scope
+    try:
+        yield
+    finally:
+        _global_scope = old

@@ -1,0 +1,125 @@
+"""Block: an ordered list of ops and a table of variables, with lookup up the parent chain."""
+from ..ops.registry import get_op_spec
+from . import unique_name
+from .operator import Operator
+from .variable import Parameter, Variable
+
+__all__ = ["Block"]
+
+
+class Block:
+    """Ops run in list order; vars are looked up here, then in the parent block."""
+
+    def __init__(self, program, idx, parent_idx=-1):
+        self.program = program
+        self.idx = idx
+        self.parent_idx = parent_idx
+        self.vars = {}
+        self.ops = []
+
+    # --- variables ---------------------------------------------------------------
+    def var(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"var name must be a str, got {type(name).__name__}")
+        v = self.vars.get(name)
+        if v is None:
+            raise ValueError(f"var {name} not in this block")
+        return v
+
+    def has_var(self, name):
+        return name in self.vars
+
+    def _find_var_recursive(self, name):
+        block = self
+        while block is not None:
+            if name in block.vars:
+                return block.vars[name]
+            block = self.program.block(block.parent_idx) if block.parent_idx >= 0 else None
+        return None
+
+    def _var_recursive(self, name):
+        v = self._find_var_recursive(name)
+        if v is None:
+            raise ValueError(f"Var {name} is not found recursively")
+        return v
+
+    def create_var(self, name=None, shape=None, dtype="float32", **kwargs):
+        name = name or unique_name.generate("_generated_var")
+        if name in self.vars:  # fluid returns the existing var for a repeated name
+            return self.vars[name]
+        v = Variable(self, name, shape, dtype, **kwargs)
+        self.vars[name] = v
+        self.program._bump_version()
+        return v
+
+    def create_parameter(self, name, shape, dtype="float32", **kwargs):
+        p = Parameter(self, name, shape, dtype, **kwargs)
+        self.vars[name] = p
+        self.program._bump_version()
+        return p
+
+    def _remove_var(self, name):
+        self.vars.pop(name, None)
+        self.program._bump_version()
+
+    def all_parameters(self):
+        return [v for v in self.vars.values() if isinstance(v, Parameter)]
+
+    iter_parameters = all_parameters
+
+    # --- ops ---------------------------------------------------------------------
+    def _make_op(self, type, inputs, outputs, attrs):
+        op = Operator(self, type, inputs, outputs, attrs)
+        self._infer_outputs(op)
+        return op
+
+    def append_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
+        return self._insert_op(len(self.ops), type, inputs, outputs, attrs)
+
+    def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
+        return self._insert_op(0, type, inputs, outputs, attrs)
+
+    def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None):
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.ops.insert(index, op)
+        self.program._bump_version()
+        return op
+
+    def _remove_op(self, index):
+        del self.ops[index]
+        self.program._bump_version()
+
+    def _infer_outputs(self, op):
+        """Fill unknown output shapes/dtypes from the op's infer_shape (one place per op)."""
+        spec = get_op_spec(op.type)
+        if spec.infer_shape is None:
+            return
+        ins = []
+        for slot in spec.inputs:
+            vs = [self._find_var_recursive(n) for n in op.inputs.get(slot, [])]
+            if any(v is None or v.shape is None for v in vs):
+                return
+            ins.append(vs if slot in spec.duplicable else (vs[0] if vs else None))
+        metas = spec.infer_shape(op.attrs, *ins)
+        if len(spec.outputs) == 1:
+            metas = (metas,)
+        for slot, meta in zip(spec.outputs, metas):
+            names = op.outputs.get(slot, [])
+            slot_metas = meta if slot in spec.duplicable else [meta]
+            for name, m in zip(names, slot_metas):
+                v = self._find_var_recursive(name)
+                if v is None or m is None:
+                    continue
+                shape, dtype = m
+                if v.shape is None:
+                    v.shape = tuple(int(d) for d in shape)
+                if v.dtype is None and dtype is not None:
+                    v.dtype = dtype
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        lines = [f"block {{ idx: {self.idx}, parent_idx: {self.parent_idx}"]
+        lines += ["  " + v.to_string() for v in self.vars.values()]
+        lines += ["  " + op.to_string() for op in self.ops]
+        return "\n".join(lines) + "\n}"
+
+    __str__ = to_string

@@ -1,0 +1,87 @@
+"""Operator: an op type, its input/output slots (slot -> variable names) and attributes."""
+from ..ops.registry import COMMON_ATTRS, get_op_spec
+
+__all__ = ["Operator"]
+
+
+def _names(value):
+    """Normalise a slot value (Variable, name, or a list of either) to a list of names."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        value = [value]
+    return [v if isinstance(v, str) else v.name for v in value]
+
+
+class Operator:
+    """One node of a Block, validated against the registry's OpSpec when built."""
+
+    def __init__(self, block, type, inputs=None, outputs=None, attrs=None):
+        self.block = block
+        self.type = type
+        spec = get_op_spec(type)
+        self.inputs = {slot: _names(v) for slot, v in (inputs or {}).items()}
+        self.outputs = {slot: _names(v) for slot, v in (outputs or {}).items()}
+        for kind, given, allowed in (("input", self.inputs, spec.inputs), ("output", self.outputs, spec.outputs)):
+            unknown = set(given) - set(allowed)
+            if unknown:
+                raise ValueError(f"Operator {type!r} has no {kind} slot(s) {sorted(unknown)}; "
+                                 f"its {kind}s are {list(allowed)} (defined at {spec.source})")
+        missing = [s for s in spec.inputs if not self.inputs.get(s) and s not in spec.optional]
+        if missing:
+            raise ValueError(f"Operator {type!r} needs input slot(s) {missing}")
+        merged = dict(spec.attrs)
+        for key, val in (attrs or {}).items():
+            if key not in spec.attrs and key not in COMMON_ATTRS:
+                raise ValueError(f"Operator {type!r} has no attribute {key!r}; "
+                                 f"known: {sorted(spec.attrs)} (defined at {spec.source})")
+            merged[key] = val
+        self.attrs = merged
+
+    # fluid's accessor names -------------------------------------------------------
+    def input(self, slot):
+        return list(self.inputs.get(slot, []))
+
+    def output(self, slot):
+        return list(self.outputs.get(slot, []))
+
+    @property
+    def input_names(self):
+        return list(self.inputs)
+
+    @property
+    def output_names(self):
+        return list(self.outputs)
+
+    @property
+    def input_arg_names(self):
+        return [n for names in self.inputs.values() for n in names]
+
+    @property
+    def output_arg_names(self):
+        return [n for names in self.outputs.values() for n in names]
+
+    def attr(self, name):
+        return self.attrs[name]
+
+    def has_attr(self, name):
+        return name in self.attrs
+
+    def all_attrs(self):
+        return dict(self.attrs)
+
+    def _set_attr(self, name, value):
+        self.attrs[name] = value
+        self.block.program._bump_version()
+
+    def to_string(self):
+        outs = ", ".join(f"{k}={v}" for k, v in self.outputs.items())
+        ins = ", ".join(f"{k}={v}" for k, v in self.inputs.items())
+        attrs = ", ".join(f"{k}={v!r}" for k, v in sorted(self.attrs.items())
+                          if k not in COMMON_ATTRS or k == "op_role" and v)
+        return f"{{{outs}}} = {self.type}(inputs={{{ins}}}, {attrs})"
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return f"Operator({self.to_string()})"

@@ -1,0 +1,148 @@
+"""Program: blocks of ops; default main/startup programs and program_guard."""
+import contextlib
+import copy
+
+from ..ops.registry import OpRole, get_op_spec
+from .block import Block
+from .variable import VarType
+
+__all__ = ["Program", "default_main_program", "default_startup_program", "program_guard",
+           "switch_main_program", "switch_startup_program"]
+
+
+class Program:
+    """A static graph. ``_version`` grows on every edit so executors can cache their plans."""
+
+    def __init__(self):
+        self.blocks = [Block(self, 0)]
+        self.current_block_idx = 0
+        self._seed = 0
+        self._version = 0
+        self._is_test = False
+
+    def _bump_version(self):
+        self._version += 1
+
+    # --- blocks -------------------------------------------------------------------
+    def global_block(self):
+        return self.blocks[0]
+
+    def block(self, index):
+        return self.blocks[index]
+
+    def current_block(self):
+        return self.blocks[self.current_block_idx]
+
+    @property
+    def num_blocks(self):
+        return len(self.blocks)
+
+    def _create_block(self, parent_idx=None):
+        parent = self.current_block_idx if parent_idx is None else parent_idx
+        self.blocks.append(Block(self, len(self.blocks), parent))
+        self.current_block_idx = len(self.blocks) - 1
+        self._bump_version()
+        return self.current_block()
+
+    def _rollback(self):
+        self.current_block_idx = self.current_block().parent_idx
+
+    # --- properties ----------------------------------------------------------------
+    @property
+    def random_seed(self):
+        return self._seed
+
+    @random_seed.setter
+    def random_seed(self, seed):
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"Program.random_seed must be an integer, but received {type(seed).__name__}")
+        self._seed = seed
+        self._bump_version()
+
+    def all_parameters(self):
+        return [p for b in self.blocks for p in b.all_parameters()]
+
+    def list_vars(self):
+        for b in self.blocks:
+            yield from b.vars.values()
+
+    # --- copies --------------------------------------------------------------------
+    def clone(self, for_test=False):
+        """Deep copy. ``for_test=True`` sets ``is_test`` where an op has it and drops the
+        backward/optimizer ops (as fluid's prune_backward does), keeping forward and read ops."""
+        p = copy.deepcopy(self)
+        if for_test:
+            p._is_test = True
+            for block in p.blocks:
+                block.ops = [op for op in block.ops
+                             if not int(op.attrs.get("op_role", 0)) & (OpRole.Backward | OpRole.Optimize)]
+                for op in block.ops:
+                    if "is_test" in get_op_spec(op.type).attrs:
+                        op.attrs["is_test"] = True
+        p._version = 0
+        return p
+
+    def __deepcopy__(self, memo):
+        new = Program.__new__(Program)
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            setattr(new, key, copy.deepcopy(value, memo))
+        return new
+
+    def _inference_optimize(self, prune_read_op=True):
+        """A copy with is_test set; with prune_read_op, ops up to the first ``read`` and reader vars go."""
+        p = self.clone(for_test=True)
+        if prune_read_op:
+            block = p.global_block()
+            read_idx = next((i for i, op in enumerate(block.ops) if op.type == "read"), None)
+            if read_idx is not None:
+                block.ops = block.ops[read_idx + 1:]
+            for name in [n for n, v in block.vars.items() if v.type == VarType.READER]:
+                del block.vars[name]
+        return p
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
+
+    __str__ = to_string
+
+
+_main_program = Program()
+_startup_program = Program()
+
+
+def default_main_program():
+    return _main_program
+
+
+def default_startup_program():
+    return _startup_program
+
+
+def switch_main_program(program):
+    global _main_program
+    old, _main_program = _main_program, program
+    return old
+
+
+def switch_startup_program(program):
+    global _startup_program
+    old, _startup_program = _startup_program, program
+    return old
+
+
+@contextlib.contextmanager
+def program_guard(main_program, startup_program=None):
+    """Make ``main_program`` (and ``startup_program``) the defaults inside the block."""
+    if not isinstance(main_program, Program):
+        raise TypeError(f"main_program must be a Program, got {type(main_program).__name__}")
+    if startup_program is not None and not isinstance(startup_program, Program):
+        raise TypeError(f"startup_program must be a Program, got {type(startup_program).__name__}")
+    old_main = switch_main_program(main_program)
+    old_startup = switch_startup_program(startup_program) if startup_program is not None else None
+    try:
+        yield
+    finally:
+        switch_main_program(old_main)
+        if startup_program is not None:
+            switch_startup_program(old_startup)

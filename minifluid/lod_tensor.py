@@ -1,0 +1,118 @@
+"""LoDTensor: an array plus optional sequence lengths (fluid's level-of-detail info).
+
+The array is held as is (numpy or CuPy); ``np.array(t)`` / ``np.asarray(t)`` see it
+without a copy. LoD is stored the way users give it, as recursive sequence lengths.
+"""
+import numpy as np
+
+__all__ = ["LoDTensor", "create_lod_tensor", "lengths_to_offsets", "offsets_to_lengths"]
+
+
+def lengths_to_offsets(lengths):
+    """[[3, 2, 4]] -> [[0, 3, 5, 9]] (fluid's offset-based ``lod()``)."""
+    out = []
+    for level in lengths:
+        offsets = [0]
+        for n in level:
+            offsets.append(offsets[-1] + int(n))
+        out.append(offsets)
+    return out
+
+
+def offsets_to_lengths(offsets):
+    return [[b - a for a, b in zip(level, level[1:])] for level in offsets]
+
+
+class LoDTensor:
+    """A dense array with optional recursive sequence lengths."""
+
+    __slots__ = ("_array", "_lod", "_place")
+
+    def __init__(self, array=None, lod=None, place=None):
+        self._array = array
+        self._lod = [list(level) for level in lod] if lod else []
+        self._place = place
+
+    # --- data -----------------------------------------------------------------
+    def set(self, array, place=None):
+        """Store ``array`` (no copy for a C-contiguous ndarray) on ``place``."""
+        self._place = place
+        if place is not None and getattr(place, "is_gpu_place", lambda: False)():
+            self._array = place.array_module().asarray(array)
+        else:
+            self._array = np.asarray(array)
+
+    def shape(self):
+        return list(self._array.shape) if self._array is not None else []
+
+    def _dtype(self):
+        return self._array.dtype
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._array
+        if hasattr(arr, "get"):  # CuPy array: device -> host
+            arr = arr.get()
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr
+
+    def _is_initialized(self):
+        return self._array is not None
+
+    def place(self):
+        return self._place
+
+    # --- LoD ------------------------------------------------------------------
+    def set_recursive_sequence_lengths(self, lengths):
+        self._lod = [list(map(int, level)) for level in lengths]
+
+    def recursive_sequence_lengths(self):
+        return [list(level) for level in self._lod]
+
+    def set_lod(self, offsets):
+        self._lod = offsets_to_lengths(offsets)
+
+    def lod(self):
+        return lengths_to_offsets(self._lod)
+
+    def has_valid_recursive_sequence_lengths(self):
+        if not self._lod:
+            return True
+        for upper, lower in zip(self._lod, self._lod[1:]):
+            if len(lower) != sum(upper):
+                return False
+        return self._array is not None and sum(self._lod[-1]) == self._array.shape[0]
+
+    def __len__(self):
+        return 0 if self._array is None else len(self._array)
+
+    def __repr__(self):
+        lod = f", lod={self._lod}" if self._lod else ""
+        return f"LoDTensor(shape={self.shape()}, dtype={getattr(self._array, 'dtype', None)}{lod})"
+
+
+def create_lod_tensor(data, recursive_seq_lens, place):
+    """Build a LoDTensor from an ndarray, a LoDTensor, or a nested list of sequences.
+
+    A nested list ``[[1, 2, 3], [4, 5]]`` with lengths ``[[3, 2]]`` becomes a [5, 1] tensor.
+    """
+    if isinstance(data, LoDTensor):
+        data = np.asarray(data)
+    if isinstance(data, list):
+        flat = [x for seq in data for x in seq]
+        lengths = [len(seq) for seq in data]
+        if [lengths] != [list(level) for level in recursive_seq_lens[-1:]]:
+            raise ValueError(
+                f"The provided recursive_sequence_lengths info is invalid: data lengths {lengths} "
+                f"do not match {recursive_seq_lens}")
+        data = np.asarray(flat).reshape(len(flat), -1)
+        if data.dtype == np.float64:
+            data = data.astype(np.float32)
+    tensor = LoDTensor()
+    tensor.set(data, place)
+    tensor.set_recursive_sequence_lengths(recursive_seq_lens)
+    if not tensor.has_valid_recursive_sequence_lengths():
+        raise ValueError(
+            f"The provided recursive_sequence_lengths info is invalid: {recursive_seq_lens} "
+            f"for data of shape {tensor.shape()}")
+    return tensor

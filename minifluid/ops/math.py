@@ -1,0 +1,184 @@
+"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum.
+
+Each op's spec, forward kernel and gradient sit together.
+"""
+import numpy as np
+
+from .registry import array_module, register_grad, register_op, same_as
+
+# --- broadcasting helpers -------------------------------------------------------------
+
+
+def _y_view(x, y, axis):
+    """Reshape ``y`` so numpy broadcasting matches fluid's rule: y's dims align with x's from ``axis``."""
+    if x.ndim == y.ndim or y.ndim == 0:
+        return y
+    yshape = list(y.shape)
+    while len(yshape) > 1 and yshape[-1] == 1 and len(yshape) + max(axis, 0) > x.ndim:
+        yshape.pop()  # fluid trims trailing 1s of y
+    axis = x.ndim - len(yshape) if axis == -1 else axis
+    return y.reshape([1] * axis + yshape + [1] * (x.ndim - axis - len(yshape)))
+
+
+def _unbroadcast(grad, shape):
+    """Sum ``grad`` down to ``shape`` (undo broadcasting), then reshape."""
+    if grad.shape == tuple(shape):
+        return grad
+    size = int(np.prod(shape)) if len(shape) else 1
+    if grad.ndim > len(shape):
+        # y was aligned somewhere inside x: sum over dims that y does not have
+        gshape = grad.shape
+        for axis in range(grad.ndim - len(shape) + 1):
+            if all(s in (1, g) for s, g in zip(shape, gshape[axis:axis + len(shape)])):
+                keep = set(range(axis, axis + len(shape)))
+                red = tuple(i for i in range(grad.ndim) if i not in keep)
+                g = grad.sum(axis=red) if red else grad
+                ones = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+                g = g.sum(axis=ones, keepdims=True) if ones else g
+                if g.size == size:
+                    return g.reshape(shape)
+        return grad.sum().reshape(shape)
+    ones = tuple(i for i, (s, g) in enumerate(zip(shape, grad.shape)) if s == 1 and g != 1)
+    return grad.sum(axis=ones, keepdims=True).reshape(shape)
+
+
+def _broadcast_infer(attrs, x, y):
+    return (x.shape, x.dtype)
+
+
+def _register_elementwise(name, forward, grad_x, grad_y):
+    register_op(name, inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1, "use_mkldnn": False},
+                infer_shape=_broadcast_infer)(lambda attrs, x, y: forward(x, _y_view(x, y, attrs["axis"])))
+
+    def backward(attrs, ins, outs, douts, need):
+        x, y = ins
+        dout = douts[0]
+        yv = _y_view(x, y, attrs["axis"])
+        dx = _unbroadcast(grad_x(x, yv, dout), x.shape) if need[0] else None
+        dy = _unbroadcast(grad_y(x, yv, dout), y.shape) if need[1] else None
+        return dx, dy
+    register_grad(name)(backward)
+
+
+_register_elementwise("elementwise_add", lambda x, y: x + y, lambda x, y, d: d, lambda x, y, d: d)
+_register_elementwise("elementwise_sub", lambda x, y: x - y, lambda x, y, d: d, lambda x, y, d: -d)
+_register_elementwise("elementwise_mul", lambda x, y: x * y, lambda x, y, d: d * y, lambda x, y, d: d * x)
+_register_elementwise("elementwise_div", lambda x, y: x / y, lambda x, y, d: d / y,
+                      lambda x, y, d: -d * x / (y * y))
+_register_elementwise("elementwise_max", lambda x, y: array_module(x).maximum(x, y),
+                      lambda x, y, d: d * (x >= y), lambda x, y, d: d * (x < y))
+_register_elementwise("elementwise_min", lambda x, y: array_module(x).minimum(x, y),
+                      lambda x, y, d: d * (x <= y), lambda x, y, d: d * (x > y))
+_register_elementwise("elementwise_pow", lambda x, y: x ** y, lambda x, y, d: d * y * x ** (y - 1),
+                      lambda x, y, d: d * x ** y * array_module(x).log(x))
+
+
+# --- scale ------------------------------------------------------------------------------
+@register_op("scale", inputs=("X",), outputs=("Out",),
+             attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True}, infer_shape=same_as(0))
+def _scale_forward(attrs, x):
+    s, b = attrs["scale"], attrs["bias"]
+    out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
+    return out.astype(x.dtype, copy=False)
+
+
+@register_grad("scale")
+def _scale_backward(attrs, ins, outs, douts, need):
+    return ((douts[0] * attrs["scale"]).astype(douts[0].dtype, copy=False),)
+
+
+# --- mul: flatten to 2-D, then one matmul ------------------------------------------------
+def _mul_infer(attrs, x, y):
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    return (tuple(x.shape[:xn]) + tuple(y.shape[yn:]), x.dtype)
+
+
+@register_op("mul", inputs=("X", "Y"), outputs=("Out",), attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
+             infer_shape=_mul_infer)
+def _mul_forward(attrs, x, y):
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    x2 = x if x.ndim == 2 and xn == 1 else x.reshape(int(np.prod(x.shape[:xn])), -1)
+    y2 = y if y.ndim == 2 and yn == 1 else y.reshape(int(np.prod(y.shape[:yn])), -1)
+    out = x2 @ y2
+    return out if x.ndim == 2 and y.ndim == 2 else out.reshape(x.shape[:xn] + y.shape[yn:])
+
+
+@register_grad("mul")
+def _mul_backward(attrs, ins, outs, douts, need):
+    x, y = ins
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    x2 = x.reshape(int(np.prod(x.shape[:xn])), -1)
+    y2 = y.reshape(int(np.prod(y.shape[:yn])), -1)
+    d2 = douts[0].reshape(x2.shape[0], y2.shape[1])
+    dx = (d2 @ y2.T).reshape(x.shape) if need[0] else None
+    dy = (x2.T @ d2).reshape(y.shape) if need[1] else None
+    return dx, dy
+
+
+# --- matmul --------------------------------------------------------------------------------
+def _matmul_infer(attrs, x, y):
+    xs, ys = list(x.shape), list(y.shape)
+    if attrs["transpose_X"] and len(xs) >= 2:
+        xs[-1], xs[-2] = xs[-2], xs[-1]
+    if attrs["transpose_Y"] and len(ys) >= 2:
+        ys[-1], ys[-2] = ys[-2], ys[-1]
+    if len(ys) == 1:
+        return (tuple(xs[:-1]), x.dtype)
+    batch = xs[:-2] if len(xs) >= len(ys) else ys[:-2]
+    rows = xs[-2:-1] if len(xs) >= 2 else []
+    return (tuple(batch) + tuple(rows) + (ys[-1],), x.dtype)
+
+
+def _t(a, flag):
+    return a.swapaxes(-1, -2) if flag and a.ndim >= 2 else a
+
+
+@register_op("matmul", inputs=("X", "Y"), outputs=("Out",),
+             attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0}, infer_shape=_matmul_infer)
+def _matmul_forward(attrs, x, y):
+    out = _t(x, attrs["transpose_X"]) @ _t(y, attrs["transpose_Y"])
+    return out if attrs["alpha"] == 1.0 else out * attrs["alpha"]
+
+
+@register_grad("matmul")
+def _matmul_backward(attrs, ins, outs, douts, need):
+    x, y = ins
+    tx, ty, alpha = attrs["transpose_X"], attrs["transpose_Y"], attrs["alpha"]
+    d = douts[0] * alpha if alpha != 1.0 else douts[0]
+    xe, ye = (x[None, :] if x.ndim == 1 else x), (y[:, None] if y.ndim == 1 else y)
+    de = d.reshape(d.shape + (1,)) if y.ndim == 1 else (d[..., None, :] if x.ndim == 1 else d)
+    dx = dy = None
+    if need[0]:
+        dxe = de @ _t(ye, not ty) if not tx else _t(ye, ty) @ _t(de, True)
+        dx = _unbroadcast(dxe, xe.shape).reshape(x.shape)
+    if need[1]:
+        dye = _t(xe, not tx) @ de if not ty else _t(de, True) @ _t(xe, tx)
+        dy = _unbroadcast(dye, ye.shape).reshape(y.shape)
+    return dx, dy
+
+
+# --- mean and sum --------------------------------------------------------------------------
+@register_op("mean", inputs=("X",), outputs=("Out",), infer_shape=lambda attrs, x: ((1,), x.dtype))
+def _mean_forward(attrs, x):
+    return x.mean(keepdims=False).reshape(1).astype(x.dtype, copy=False)
+
+
+@register_grad("mean")
+def _mean_backward(attrs, ins, outs, douts, need):
+    x = ins[0]
+    xp = array_module(x)
+    return (xp.full(x.shape, douts[0].reshape(()) / max(x.size, 1), dtype=x.dtype),)
+
+
+@register_op("sum", inputs=("X",), outputs=("Out",), duplicable=("X",),
+             infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False})
+def _sum_forward(attrs, xs):
+    out = xs[0].copy()
+    for x in xs[1:]:
+        out += x
+    return out
+
+
+@register_grad("sum")
+def _sum_backward(attrs, ins, outs, douts, need):
+    return ([douts[0] for _ in ins[0]],)

@@ -1,0 +1,167 @@
+"""The op registry: one OpSpec per op type keeps kernel, shape inference and gradient together.
+
+An op family module defines each op as one contiguous block::
+
+    @register_op("relu", inputs=("X",), outputs=("Out",), infer_shape=same_as("X"))
+    def _relu_forward(attrs, x):
+        return np.maximum(x, 0)
+
+    @register_grad("relu")
+    def _relu_backward(attrs, ins, outs, douts, need):
+        (out,), (dout,) = outs, douts
+        return (dout * (out > 0),)
+
+Kernel convention: ``kernel(attrs, *inputs)`` gets one array per input slot (a list for a
+duplicable slot, None for an absent optional slot) and returns one array, or a tuple in
+output-slot order (None for an output nobody asked for).
+
+Grad convention: ``grad(attrs, ins, outs, douts, need)`` gets tuples aligned with the
+forward input/output slots (``douts[i]`` is None when output i has no gradient) and the
+tuple ``need`` of booleans per input slot; it returns one gradient per input slot (None
+where not needed). The backward pass appends ``<type>_grad`` ops whose spec is derived
+here, so the Executor and dygraph run gradients through the same table.
+
+Kernels use ``array_module(x)`` instead of ``numpy`` where a function (not a method) is
+needed, so the same code runs on CuPy arrays.
+"""
+import difflib
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
+           "same_as", "GRAD_SUFFIX", "grad_var_name", "COMMON_ATTRS", "OpRole"]
+
+GRAD_SUFFIX = "@GRAD"
+COMMON_ATTRS = {"op_role": 0, "op_role_var": [], "op_namescope": "/", "op_callstack": [],
+                "op_device": "", "with_quant_attr": False}
+
+
+class OpRole:
+    """fluid's op_role attribute values (used to split forward/backward from optimizer ops)."""
+    Forward = 0
+    Backward = 1
+    Optimize = 2
+    LRSched = 16
+    Loss = 256
+
+
+def grad_var_name(name):
+    return name + GRAD_SUFFIX
+
+
+_cupy = None
+
+
+def array_module(x):
+    """numpy, or cupy when ``x`` is a CuPy array (CuPy is imported only if installed)."""
+    if type(x) is np.ndarray or _cupy is None:
+        return np
+    return _cupy.get_array_module(x)
+
+
+def _enable_cupy():
+    global _cupy
+    try:
+        import cupy  # noqa: PLC0415 - optional GPU extra
+    except Exception:  # pragma: no cover - depends on the machine
+        return None
+    _cupy = cupy
+    return cupy
+
+
+@dataclass
+class OpSpec:
+    """Everything the framework knows about one op type."""
+    type: str
+    inputs: tuple
+    outputs: tuple
+    kernel: object
+    attrs: dict = field(default_factory=dict)
+    infer_shape: object = None
+    grad: object = None
+    duplicable: frozenset = frozenset()
+    optional: frozenset = frozenset()
+    no_grad_inputs: frozenset = frozenset()
+    produces_lod: bool = False
+    stateful: bool = False
+    source: str = ""
+    forward: "OpSpec" = None
+
+    def bind(self, op):
+        """A callable ``fn(*input_values)`` for one op instance (attrs and grad needs baked in)."""
+        attrs = op.attrs
+        kernel = self.kernel
+        if self.forward is None:
+            return lambda *args: kernel(attrs, *args)
+        fwd = self.forward
+        n_in, n_out = len(fwd.inputs), len(fwd.outputs)
+        need = tuple(bool(op.outputs.get(grad_var_name(s))) for s in fwd.inputs)
+        grad = fwd.grad
+
+        def run_grad(*args):
+            return grad(attrs, args[:n_in], args[n_in:n_in + n_out], args[n_in + n_out:], need)
+        return run_grad
+
+
+_REGISTRY = {}
+
+
+def _caller_site(depth=2):
+    frame = sys._getframe(depth)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),
+                no_grad_inputs=(), produces_lod=False, stateful=False):
+    """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates."""
+    def deco(fn):
+        site = _caller_site()
+        if type in _REGISTRY:
+            raise ValueError(f"op {type!r} registered twice: at {_REGISTRY[type].source} and at {site}")
+        _REGISTRY[type] = OpSpec(type, tuple(inputs), tuple(outputs), fn, dict(attrs or {}), infer_shape,
+                                 None, frozenset(duplicable), frozenset(optional),
+                                 frozenset(no_grad_inputs), produces_lod, stateful, site)
+        return fn
+    return deco
+
+
+def register_grad(type):
+    """Decorator registering ``fn`` as the gradient of ``type`` and deriving the ``<type>_grad`` spec."""
+    def deco(fn):
+        fwd = _REGISTRY[type]
+        fwd.grad = fn
+        grad_type = type + "_grad"
+        dup = fwd.duplicable
+        _REGISTRY[grad_type] = OpSpec(
+            grad_type,
+            fwd.inputs + fwd.outputs + tuple(grad_var_name(s) for s in fwd.outputs),
+            tuple(grad_var_name(s) for s in fwd.inputs),
+            None, dict(fwd.attrs),
+            duplicable=dup | frozenset(grad_var_name(s) for s in dup),
+            optional=frozenset(fwd.inputs + fwd.outputs) | frozenset(grad_var_name(s) for s in fwd.outputs),
+            source=_caller_site(), forward=fwd)
+        return fn
+    return deco
+
+
+def get_op_spec(type):
+    try:
+        return _REGISTRY[type]
+    except KeyError:
+        close = difflib.get_close_matches(type, list(_REGISTRY), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"Operator {type!r} is not registered in minifluid.{hint}") from None
+
+
+def registered_ops():
+    return dict(_REGISTRY)
+
+
+def same_as(slot_index=0):
+    """infer_shape helper: the (only) output has the shape and dtype of input ``slot_index``."""
+    def infer(attrs, *ins):
+        x = ins[slot_index]
+        return (x.shape, x.dtype)
+    return infer
