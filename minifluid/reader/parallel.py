@@ -12,7 +12,8 @@ NOTE [ Reader decorator workers: protocol ]
   event; the consumer gets with a timeout and re-checks that its producers are still alive.
 * The consumer is a generator whose ``finally`` (end of data, error, ``break``, ``close()``, garbage
   collection) sets the stop event; threads then exit within ``POLL_INTERVAL``, after closing the
-  source iterator. Processes are terminated and joined (killed after ``JOIN_TIMEOUT``) in ``finally``.
+  source iterator (a source stuck inside its own code is left to finish its current sample: Python
+  cannot interrupt a thread). Processes are terminated and joined (killed after ``JOIN_TIMEOUT``).
 * What the consumer raises when a worker fails:
   ``buffered`` / ``xmap_readers``: ``ReaderKilledError`` (a SystemError, fluid's queue-killed
   wording), ``__cause__`` the original exception object, message with its type, text and traceback.

@@ -380,13 +380,14 @@ def test_multiprocess_reader_stops_children_when_consumer_breaks(use_pipe):
 
 
 @pytest.mark.timeout(30)
-def test_multiprocess_reader_notices_killed_child():
+@pytest.mark.parametrize("use_pipe", [True, False])
+def test_multiprocess_reader_notices_killed_child(use_pipe):
     def slow():
         for i in endless():
             time.sleep(0.01)
             yield i
 
-    it = multiprocess_reader([slow])()
+    it = multiprocess_reader([slow], use_pipe=use_pipe)()
     next(it)
     (child,) = [p for p in multiprocessing.active_children() if p.name == "minifluid-mpreader-0"]
     pid = child.pid

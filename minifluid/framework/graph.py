@@ -1,0 +1,84 @@
+"""Graph analysis of a Block with networkx: dependency order, pruning for fetches, cycles, DOT export.
+
+The Executor runs ops in list order (as fluid does); these helpers answer questions
+about that list without re-implementing graph algorithms.
+"""
+import networkx as nx
+
+__all__ = ["op_graph", "ops_needed_for", "topological_op_order", "find_cycle", "to_dot"]
+
+
+def op_graph(block):
+    """A DiGraph with one node per op index; edge a -> b when op b reads a var op a last wrote.
+
+    Node attrs: ``type``; edge attrs: ``vars`` (the names that flow).
+    """
+    g = nx.DiGraph()
+    last_writer = {}
+    for i, op in enumerate(block.ops):
+        g.add_node(i, type=op.type)
+        for name in op.input_arg_names:
+            src = last_writer.get(name)
+            if src is not None and src != i:
+                if g.has_edge(src, i):
+                    g.edges[src, i]["vars"].append(name)
+                else:
+                    g.add_edge(src, i, vars=[name])
+        for name in op.output_arg_names:
+            last_writer[name] = i
+    return g
+
+
+def ops_needed_for(block, fetch_names):
+    """Indices (in list order) of the ops whose results the fetches depend on."""
+    g = op_graph(block)
+    targets = set()
+    for i, op in enumerate(block.ops):
+        if set(op.output_arg_names) & set(fetch_names):
+            targets.add(i)
+    needed = set(targets)
+    for t in targets:
+        needed |= nx.ancestors(g, t)
+    return sorted(needed)
+
+
+def topological_op_order(block):
+    """A dependency-respecting order of op indices (list order breaks ties)."""
+    return list(nx.lexicographical_topological_sort(op_graph(block)))
+
+
+def find_cycle(block):
+    """A cycle of op indices in the variable-level graph, or None.
+
+    Built on variables (var -> op -> var), so an op that reads and writes the same
+    variable (in-place updates such as optimizers) is not reported.
+    """
+    g = nx.DiGraph()
+    for i, op in enumerate(block.ops):
+        for name in op.input_arg_names:
+            g.add_edge(("var", name), ("op", i))
+        for name in op.output_arg_names:
+            if name not in op.input_arg_names:
+                g.add_edge(("op", i), ("var", name))
+    try:
+        return [n[1] for n, _ in nx.find_cycle(g) if n[0] == "op"]
+    except nx.NetworkXNoCycle:
+        return None
+
+
+def to_dot(block, name="program"):
+    """Graphviz DOT text for the op graph: ops as boxes, variables as ellipses."""
+    lines = [f'digraph "{name}" {{', "  rankdir=TB;"]
+    seen_vars = set()
+    for i, op in enumerate(block.ops):
+        lines.append(f'  op{i} [label="{op.type}", shape=box, style=filled, fillcolor="#dde8f7"];')
+        for name in op.input_arg_names + op.output_arg_names:
+            if name not in seen_vars:
+                seen_vars.add(name)
+                lines.append(f'  "{name}" [shape=ellipse];')
+        for name in op.input_arg_names:
+            lines.append(f'  "{name}" -> op{i};')
+        for name in op.output_arg_names:
+            lines.append(f'  op{i} -> "{name}";')
+    lines.append("}")
+    return "\n".join(lines)

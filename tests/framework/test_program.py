@@ -1,0 +1,159 @@
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid.framework import graph
+
+
+def _mean_program():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3])
+        b = main.global_block()
+        s = b.create_var("s", dtype=None)
+        b.append_op("scale", {"X": x}, {"Out": s}, {"scale": 2.0})
+        m = b.create_var("m", dtype=None)
+        b.append_op("mean", {"X": s}, {"Out": m})
+    return main, startup, x, s, m
+
+
+def test_new_program_has_block_zero_with_parent_minus_one():
+    p = fluid.Program()
+    assert p.num_blocks == 1 and p.global_block().idx == 0 and p.global_block().parent_idx == -1
+    assert p.current_block() is p.global_block() and p.block(0) is p.global_block()
+
+
+def test_block_indices_never_reused():
+    p = fluid.Program()
+    b1 = p._create_block()
+    b2 = p._create_block()
+    assert (b1.idx, b1.parent_idx, b2.idx, b2.parent_idx) == (1, 0, 2, 1)
+    p._rollback()
+    assert p.current_block().idx == 1
+    b3 = p._create_block()
+    assert (b3.idx, b3.parent_idx, p.num_blocks) == (3, 1, 4)
+
+
+def test_infer_shape_fills_output_vars():
+    main, _, x, s, m = _mean_program()
+    assert s.shape == (-1, 3) and s.dtype == "float32"
+    assert m.shape == (1,)
+
+
+def test_clone_is_deep_and_independent():
+    main, _, x, s, m = _mean_program()
+    main.random_seed = 7
+    c = main.clone()
+    assert c.random_seed == 7 and len(c.global_block().ops) == 2
+    c.global_block().ops[0]._set_attr("scale", 5.0)
+    c.global_block().create_var("extra")
+    assert main.global_block().ops[0].attr("scale") == 2.0
+    assert not main.global_block().has_var("extra")
+    assert c.global_block().var("x").need_check_feed
+
+
+def test_clone_keeps_parameters():
+    p = fluid.Program()
+    p.global_block().create_parameter("w", [2, 2])
+    c = p.clone()
+    assert [q.name for q in c.all_parameters()] == ["w"]
+    assert c.global_block().var("w") is not p.global_block().var("w")
+
+
+def test_clone_for_test_sets_is_test_and_keeps_forward_ops():
+    from minifluid.ops.registry import register_op, registered_ops
+    if "_test_is_test_op" not in registered_ops():
+        register_op("_test_is_test_op", inputs=("X",), outputs=("Out",), attrs={"is_test": False})(
+            lambda attrs, x: x * (0.5 if attrs["is_test"] else 1.0))
+    p = fluid.Program()
+    b = p.global_block()
+    x = b.create_var("x", [2])
+    y = b.create_var("y", [2])
+    b.append_op("_test_is_test_op", {"X": x}, {"Out": y})
+    b.append_op("scale", {"X": y}, {"Out": y})
+    t = p.clone(for_test=True)
+    assert [op.type for op in t.global_block().ops] == ["_test_is_test_op", "scale"]
+    assert t.global_block().ops[0].attr("is_test") is True
+    assert "is_test" not in t.global_block().ops[1].attrs
+    assert p.global_block().ops[0].attr("is_test") is False
+
+
+def test_random_seed_must_be_int():
+    p = fluid.Program()
+    with pytest.raises(ValueError):
+        p.random_seed = "1"
+    p.random_seed = 3
+    assert p.random_seed == 3
+
+
+def test_program_guard_restores_on_exit_and_on_exception():
+    main0, start0 = fluid.default_main_program(), fluid.default_startup_program()
+    m, s = fluid.Program(), fluid.Program()
+    with fluid.program_guard(m, s):
+        assert fluid.default_main_program() is m and fluid.default_startup_program() is s
+    assert fluid.default_main_program() is main0
+    with pytest.raises(KeyError):
+        with fluid.program_guard(m):
+            assert fluid.default_main_program() is m and fluid.default_startup_program() is start0
+            raise KeyError("x")
+    assert fluid.default_main_program() is main0 and fluid.default_startup_program() is start0
+
+
+def test_to_string_is_readable():
+    main, *_ = _mean_program()
+    text = str(main)
+    assert "var x : LOD_TENSOR.shape[-1, 3].dtype(float32)" in text
+    assert "scale(inputs={X=['x']}" in text and "mean(" in text
+
+
+def test_unknown_op_and_bad_slots_are_clear():
+    b = fluid.Program().global_block()
+    x = b.create_var("x", [1])
+    with pytest.raises(KeyError, match="not registered.*Did you mean"):
+        b.append_op("elementwise_ad", {"X": x, "Y": x}, {"Out": x})
+    with pytest.raises(ValueError, match="no input slot"):
+        b.append_op("scale", {"Z": x}, {"Out": x})
+    with pytest.raises(ValueError, match="no attribute 'scal'"):
+        b.append_op("scale", {"X": x}, {"Out": x}, {"scal": 1.0})
+
+
+def test_variable_is_symbolic():
+    x = fluid.Program().global_block().create_var("x", [2])
+    with pytest.raises(TypeError, match="symbolic"):
+        bool(x)
+
+
+def test_data_variables():
+    main = fluid.Program()
+    with fluid.program_guard(main):
+        a = fluid.data("a", [None, 784])
+        b = fluid.layers.data("b", [784])
+        c = fluid.layers.data("c", [None, 3], dtype="int64")
+        d = fluid.layers.data("d", [3], append_batch_size=False)
+    assert a.shape == (-1, 784) and a.need_check_feed and a.stop_gradient and a.is_data
+    assert a.dtype == "float32" and b.dtype == "float32"
+    assert b.shape == (-1, 784) and not b.need_check_feed
+    assert c.shape == (-1, 3) and c.dtype == "int64"
+    assert d.shape == (3,)
+    with pytest.raises(TypeError):
+        fluid.data(1, [1])
+    with pytest.raises(TypeError):
+        fluid.data("e", 5)
+    with pytest.raises(TypeError):
+        fluid.layers.data("e", "5")
+
+
+def test_networkx_graph_tools():
+    main, _, x, s, m = _mean_program()
+    block = main.global_block()
+    g = graph.op_graph(block)
+    assert list(g.edges) == [(0, 1)] and g.edges[0, 1]["vars"] == ["s"]
+    assert graph.ops_needed_for(block, ["s"]) == [0]
+    assert graph.ops_needed_for(block, ["m"]) == [0, 1]
+    assert graph.topological_op_order(block) == [0, 1]
+    assert graph.find_cycle(block) is None
+    dot = graph.to_dot(block)
+    assert dot.startswith("digraph") and 'op0 -> "s"' in dot
+    b = block
+    b.append_op("scale", {"X": m}, {"Out": s})  # s -> mean -> m -> scale -> s
+    assert graph.find_cycle(block) is not None
