@@ -5,6 +5,7 @@
 from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from .executor import Executor, Scope, global_scope, scope_guard
+from .executor.compiled import BuildStrategy, CompiledProgram, ExecutionStrategy
 from .framework import (Program, Variable, default_main_program, default_startup_program, program_guard,
                         unique_name)
 from .framework.variable import Parameter
@@ -15,7 +16,7 @@ from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_place
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "LoDTensor", "Parameter", "Program", "Scope",
+    "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy", "Executor", "LoDTensor", "Parameter", "Program", "Scope",
     "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",

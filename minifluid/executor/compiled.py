@@ -1,0 +1,194 @@
+"""CompiledProgram.with_data_parallel: one replica per place, gradients averaged before the optimizer.
+
+NOTE [ Data parallel on CPU ]
+Ops are split by ``op_role``: the compute part (forward + backward) runs once per
+place on that place's share of the feed, in a child environment layered over the
+scope (``ChainMap``: reads fall through to parameters, writes stay local). The
+gradients the optimizer ops read are averaged across replicas (fluid's
+scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once.
+Replicas run one after another: on numpy this equals P devices in lock-step.
+"""
+from collections import ChainMap
+
+import numpy as np
+
+from ..framework.program import Program
+from ..ops.registry import OpRole
+from ..places import cpu_places, cuda_places
+from .executor import _compile_op, _fetch_value
+from .feed_fetch import FeedSpec, convert_feed_value, fetch_names, split_feed, warn_unknown_feed
+
+__all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
+
+
+class BuildStrategy:
+    """Accepted for compatibility; minifluid has no graph passes to configure."""
+
+    def __init__(self):
+        self.reduce_strategy = None
+        self.fuse_all_reduce_ops = False
+        self.enable_inplace = False
+        self.memory_optimize = False
+
+
+class ExecutionStrategy:
+    """Accepted for compatibility (thread counts do not apply to numpy replicas)."""
+
+    def __init__(self):
+        self.num_threads = 1
+        self.num_iteration_per_drop_scope = 1
+
+
+class _ParallelPlan:
+    __slots__ = ("feeds", "compute", "optimize", "grads", "fetches", "reader")
+
+
+def _is_optimize(op):
+    return bool(int(op.attrs.get("op_role", 0)) & (OpRole.Optimize | OpRole.LRSched))
+
+
+def _build_parallel_plan(program, feed_names, fetch_list_names):
+    block = program.global_block()
+    plan = _ParallelPlan()
+    plan.feeds = {}
+    for name in feed_names:
+        var = block._find_var_recursive(name)
+        if var is None:
+            warn_unknown_feed(name)
+        plan.feeds[name] = FeedSpec(var) if var is not None else None
+    for name in fetch_list_names:
+        if block._find_var_recursive(name) is None:
+            raise ValueError(f"Cannot fetch variable {name!r}: it is not in the program")
+    compute_ops = [op for op in block.ops if not _is_optimize(op)]
+    optimize_ops = [op for op in block.ops if _is_optimize(op)]
+    written = {n for op in compute_ops for n in op.output_arg_names}
+    plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names
+                         if n in written and not getattr(block._find_var_recursive(n), "persistable", False)})
+    plan.compute = [_compile_op(op) for op in compute_ops]
+    plan.optimize = [_compile_op(op) for op in optimize_ops]
+    plan.fetches = fetch_list_names
+    read_ops = [op for op in block.ops if op.type == "read"]
+    plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None
+    return plan
+
+
+class CompiledProgram:
+    """Wraps a Program; ``with_data_parallel`` runs it on several places."""
+
+    def __init__(self, program_or_graph, build_strategy=None):
+        if not isinstance(program_or_graph, Program):
+            raise TypeError(f"CompiledProgram needs a Program, got {type(program_or_graph).__name__}")
+        self._program = program_or_graph
+        self._places = None
+        self._data_parallel = False
+        self._loss_name = None
+        self._share_vars_from = None
+        self._build_strategy = build_strategy
+        self._plans = {}
+
+    def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None,
+                           share_vars_from=None, places=None):
+        self._data_parallel = True
+        self._loss_name = loss_name
+        self._share_vars_from = share_vars_from
+        self._places = list(places) if places is not None else None
+        return self
+
+    def _resolve_places(self, exe):
+        if self._places is None:
+            self._places = cuda_places() if exe.place.is_gpu_place() else cpu_places()
+        return self._places
+
+    def _plan(self, feed_names, fetch_list_names):
+        key = (self._program._version, feed_names, fetch_list_names)
+        plan = self._plans.get(key)
+        if plan is None:
+            self._plans.clear()
+            plan = self._plans[key] = _build_parallel_plan(self._program, feed_names, fetch_list_names)
+        return plan
+
+    def _run_with(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
+        if not self._data_parallel:
+            return exe.run(self._program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
+        num_places = len(self._resolve_places(exe))
+        per_place = self._split(feed, num_places)
+        plan = self._plan(tuple(per_place[0]) if per_place else (), fetch_names(fetch_list))
+        staged = None
+        if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
+            staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])
+            per_place = [{} for _ in staged]
+        envs = self._run_replicas(plan, per_place, scope, staged)
+        self._average_grads(plan, envs, scope)
+        for step in plan.optimize:
+            step(scope._vars, scope._lods)
+        return self._collect(plan, envs, return_numpy, return_merged)
+
+    @staticmethod
+    def _split(feed, num_places):
+        """Per-place feed dicts, by fluid's rules (REFERENCE D21)."""
+        if feed is None or (isinstance(feed, dict) and not feed):
+            return []
+        if isinstance(feed, dict):
+            chunks = {}
+            for name, value in feed.items():
+                chunks[name] = split_feed(*convert_feed_value(name, value, None), num_places)
+            count = min(len(c) for c in chunks.values())
+            return [{name: c[k] for name, c in chunks.items()} for k in range(count)]
+        if isinstance(feed, (list, tuple)):
+            if len(feed) > num_places:
+                raise ValueError("Feed a list of tensor, the list should be the same size as places "
+                                 f"(got {len(feed)} dicts for {num_places} places)")
+            out = []
+            for d in feed:
+                if not isinstance(d, dict):
+                    raise TypeError("Each element of feed list should be a dict")
+                out.append({name: (v, None) for name, v in d.items()})
+            return out
+        raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+
+    @staticmethod
+    def _run_replicas(plan, per_place, scope, staged_batches):
+        envs = []
+        for k, place_feed in enumerate(per_place):
+            env, lods = ChainMap({}, scope._vars), ChainMap({}, scope._lods)
+            if staged_batches is not None:
+                scope.find_value(plan.reader[0]).stage(staged_batches[k])
+            for name, (value, lod) in place_feed.items():
+                spec = plan.feeds.get(name)
+                if spec is None:
+                    continue
+                array, vlod = convert_feed_value(name, value, spec)
+                if spec.check:
+                    spec.validate(array)
+                env[name] = array
+                if lod or vlod:
+                    lods[name] = lod or vlod
+            for step in plan.compute:
+                step(env, lods)
+            envs.append((env, lods))
+        return envs
+
+    @staticmethod
+    def _average_grads(plan, envs, scope):
+        if not envs:
+            return
+        for name in plan.grads:
+            values = [env.maps[0][name] for env, _ in envs if name in env.maps[0]]
+            if values:
+                total = values[0].copy() if len(values) > 1 else values[0]
+                for v in values[1:]:
+                    total += v
+                scope._vars[name] = total / len(values) if len(values) > 1 else total
+
+    @staticmethod
+    def _collect(plan, envs, return_numpy, return_merged):
+        results = []
+        for name in plan.fetches:
+            per_device = [_fetch_value(env, lods, name, False, return_numpy) for env, lods in envs]
+            if return_merged and per_device and all(v is not None for v in per_device):
+                arrays = [np.asarray(v) for v in per_device]
+                results.append(np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0))
+            else:
+                results.append(per_device)
+        return results
+
