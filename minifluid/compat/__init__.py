@@ -1,0 +1,190 @@
+"""Run legacy ``import paddle.fluid as fluid`` scripts on minifluid, unchanged.
+
+``install()`` puts a meta-path finder in front of ``sys.meta_path`` that answers
+``import paddle``, ``paddle.fluid``, ``paddle.fluid.core``, ``paddle.dataset.mnist``,
+``paddle.reader``, ``paddle.io`` … with minifluid's own modules (and ``six`` with a small
+shim when it is not installed). Nothing is written to site-packages; ``uninstall()``
+removes the finder and every module it created. ``python -m minifluid.compat SCRIPT``
+does both around one script.
+
+An attribute or submodule minifluid does not have raises ``UnsupportedAPIError`` (a
+``NotImplementedError`` that is also an AttributeError/ImportError, so ``hasattr`` keeps
+working) naming it and the nearest supported alternative.
+"""
+import difflib
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+
+__all__ = ["install", "uninstall", "installed", "UnsupportedAPIError", "MODULE_MAP", "supported_api"]
+
+
+class UnsupportedAPIError(NotImplementedError, AttributeError):
+    """A fluid API that minifluid does not implement."""
+
+
+class UnsupportedModuleError(NotImplementedError, ImportError):
+    """A fluid module that minifluid does not implement."""
+
+
+# paddle module name -> minifluid module name (None: a namespace with only submodules/attrs)
+MODULE_MAP = {
+    "paddle": "minifluid.compat.paddle_ns",
+    "paddle.fluid": "minifluid",
+    "paddle.fluid.core": "minifluid.core",
+    "paddle.fluid.framework": "minifluid.framework",
+    "paddle.fluid.unique_name": "minifluid.framework.unique_name",
+    "paddle.fluid.executor": "minifluid.executor",
+    "paddle.fluid.compiler": "minifluid.executor.compiled",
+    "paddle.fluid.layers": "minifluid.layers",
+    "paddle.fluid.io": "minifluid.io",
+    "paddle.fluid.reader": "minifluid.io",
+    "paddle.fluid.data_feeder": "minifluid.data.feeder",
+    "paddle.fluid.optimizer": "minifluid.optimizer",
+    "paddle.fluid.initializer": "minifluid.initializer",
+    "paddle.fluid.param_attr": "minifluid.param_attr",
+    "paddle.fluid.regularizer": "minifluid.regularizer",
+    "paddle.fluid.clip": "minifluid.clip",
+    "paddle.fluid.backward": "minifluid.backward",
+    "paddle.fluid.dygraph": "minifluid.dygraph",
+    "paddle.fluid.dygraph.nn": "minifluid.dygraph.nn",
+    "paddle.dataset": "minifluid.dataset",
+    "paddle.dataset.mnist": "minifluid.dataset.mnist",
+    "paddle.dataset.digits": "minifluid.dataset.digits",
+    "paddle.reader": "minifluid.reader",
+    "paddle.io": "minifluid.io",
+    "paddle.nn": "minifluid.dygraph.paddle_nn",
+    "paddle.nn.functional": "minifluid.dygraph.functional",
+    "paddle.optimizer": "minifluid.dygraph.paddle_optimizer",
+    "paddle.static": "minifluid",
+}
+
+# names legacy code reaches for that minifluid answers differently
+ALTERNATIVES = {
+    "ParallelExecutor": "fluid.CompiledProgram(program).with_data_parallel(loss_name=...)",
+    "DistributeTranspiler": "single-process training with fluid.CompiledProgram",
+    "recordio_writer": "fluid.io.DataLoader.from_generator",
+    "open_files": "fluid.io.DataLoader.from_generator with a Python reader",
+    "AsyncExecutor": "fluid.Executor",
+    "create_random_int_lodtensor": "fluid.create_lod_tensor",
+}
+
+
+def _nearest(name, candidates):
+    if name in ALTERNATIVES:
+        return ALTERNATIVES[name]
+    close = difflib.get_close_matches(name, [c for c in candidates if not c.startswith("_")], n=1)
+    return close[0] if close else None
+
+
+def unsupported(module_name, attr, candidates):
+    hint = _nearest(attr, candidates)
+    alt = f"; nearest supported alternative: {hint}" if hint else ""
+    return UnsupportedAPIError(f"{module_name}.{attr} is not implemented by minifluid{alt}")
+
+
+class _ProxyModule(types.ModuleType):
+    """``paddle.*`` view of a minifluid module: same attributes, clear errors for missing ones."""
+
+    def __init__(self, name, target):
+        super().__init__(name, getattr(target, "__doc__", None))
+        object.__setattr__(self, "_target", target)
+        self.__path__ = []  # a package, so submodules import through the finder
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        target = object.__getattribute__(self, "_target")
+        try:
+            return getattr(target, attr)
+        except AttributeError:
+            pass
+        sub = f"{self.__name__}.{attr}"
+        if sub in MODULE_MAP:
+            return importlib.import_module(sub)
+        raise unsupported(self.__name__, attr, dir(target))
+
+    def __dir__(self):
+        return dir(object.__getattribute__(self, "_target"))
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return _ProxyModule(spec.name, importlib.import_module(MODULE_MAP[spec.name]))
+
+    def exec_module(self, module):
+        parent, _, child = module.__name__.rpartition(".")
+        if parent and parent in sys.modules:
+            setattr(sys.modules[parent], child, module)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Answers imports of ``paddle`` and its submodules (and ``six`` when missing)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "six" and _six_missing():
+            return importlib.util.spec_from_loader("six", _SixLoader())
+        if fullname != "paddle" and not fullname.startswith("paddle."):
+            return None
+        if fullname not in MODULE_MAP:
+            parent = fullname.rpartition(".")[0]
+            raise UnsupportedModuleError(
+                f"{fullname} is not implemented by minifluid; supported modules under {parent}: "
+                f"{sorted(m for m in MODULE_MAP if m.startswith(parent + '.'))}")
+        return importlib.util.spec_from_loader(fullname, _Loader(), is_package=True)
+
+
+class _SixLoader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return importlib.import_module("minifluid.compat.six_shim")
+
+    def exec_module(self, module):
+        pass
+
+
+def _six_missing():
+    return not any(f.find_spec("six", None) for f in sys.meta_path if not isinstance(f, _Finder)
+                   if hasattr(f, "find_spec"))
+
+
+_finder = None
+
+
+def installed():
+    return _finder is not None
+
+
+def install():
+    """Make ``import paddle`` / ``paddle.fluid`` / … resolve to minifluid in this interpreter."""
+    global _finder
+    if _finder is None:
+        _finder = _Finder()
+        sys.meta_path.insert(0, _finder)
+    return _finder
+
+
+def uninstall():
+    """Remove the finder and every ``paddle`` module (and the six shim) it created."""
+    global _finder
+    if _finder is not None:
+        sys.meta_path.remove(_finder)
+        _finder = None
+    for name in [n for n in sys.modules if n == "paddle" or n.startswith("paddle.")]:
+        del sys.modules[name]
+    if getattr(sys.modules.get("six"), "__minifluid_shim__", False):
+        del sys.modules["six"]
+
+
+def supported_api():
+    """{paddle module: sorted public names} for every mapped module that imports: the README table."""
+    table = {}
+    for name, target in sorted(MODULE_MAP.items()):
+        try:
+            module = importlib.import_module(target)
+        except ImportError:
+            continue
+        public = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+        table[name] = sorted(public)
+    return table
