@@ -1,0 +1,296 @@
+"""Shared-memory slots that carry batches from a worker process to the consumer without copies.
+
+NOTE [ Shared-memory slots: ownership and lifetime ]
+* A *slot* is one POSIX shared-memory segment ``/dev/shm/mf_<parentpid>_<uid>_<worker>_<n>``. A worker
+  owns a small ring of them (``SlotWriter``); each batch is written into one slot with one
+  ``np.copyto`` per field, and only ``BatchMeta`` (slot id, segment name, offsets, shapes, dtypes,
+  LoD) crosses the pipe.
+* The consumer (``SlotReader``) maps a segment the first time it sees its name, keeps the mapping for
+  reuse, and **unlinks the name at once**: from then on the kernel frees the memory when the last
+  mapping goes, whatever happens to either process. So exactly one party unlinks a delivered
+  segment, and no name outlives the delivery of its first batch. A name that was created but never
+  delivered is unlinked by the worker if the parent has gone, and otherwise by the parent's
+  ``unlink_segments(prefix)`` scan after the workers are joined (this also covers a worker killed
+  half-way through an allocation). ``reclaim_stale_segments`` removes leftovers of dead parents.
+* We do not use ``multiprocessing.shared_memory.SharedMemory``: on Python 3.11 it registers every
+  attach with the resource tracker (leak warnings and double unlinks) and its ``close()`` fails while
+  numpy views exist. We use the same primitive it uses (``_posixshmem``) plus ``mmap``; a mapping
+  lives exactly as long as Python objects reference it, so a view can never outlive its memory.
+* The consumer's arrays are views of one ``_SlotHolder`` per batch (an ndarray subclass, so numpy's
+  base-collapsing stops at the fields and every derived view keeps the holder alive). A
+  ``weakref.finalize`` on the holder puts the slot id on ``SlotReader.freed`` when the last view is
+  gone; the owner sends those ids back and only then does the worker write into that slot again.
+* Space is reserved with ``posix_fallocate`` before use, so a full /dev/shm is an ``ShmAllocationError``
+  naming the bytes needed, the bytes free and the fix, instead of a SIGBUS on first write.
+"""
+import errno
+import mmap
+import os
+import re
+import weakref
+from collections import deque
+from dataclasses import dataclass
+
+import _posixshmem
+import numpy as np
+
+from minifluid.lod_tensor import LoDTensor
+
+__all__ = ["SHM_DIR", "SHM_LIMIT_ENV", "BatchMeta", "ShmAllocationError", "SlotReader", "SlotWriter",
+           "new_segment_prefix", "reclaim_stale_segments", "shm_free_bytes", "unlink_segments"]
+
+SHM_DIR = "/dev/shm"
+SHM_LIMIT_ENV = "MINIFLUID_SHM_LIMIT_BYTES"
+"""Environment variable: pretend /dev/shm holds at most this many bytes per worker (tests, tuning)."""
+_ALIGN = 64
+_NUMERIC_KINDS = "biufc"
+_NAME_ROOT = "mf_"
+_OUR_NAME = re.compile(r"mf_(\d+)_[0-9a-f]{8}_\d+_\d+")  # mf_<parentpid>_<uid>_<worker>_<n>
+
+
+class ShmAllocationError(OSError):
+    """/dev/shm cannot hold the next batch (errno ENOSPC); raised in the worker that allocates."""
+
+
+@dataclass(frozen=True)
+class BatchMeta:
+    """What crosses the pipe for one batch; ``fields`` holds (offset, shape, dtype str, lod or None)."""
+    slot_id: int
+    name: str
+    size: int
+    fields: tuple
+
+
+def new_segment_prefix():
+    """A segment-name prefix unique to one source in this (parent) process: ``mf_<pid>_<uid>_``."""
+    return f"{_NAME_ROOT}{os.getpid()}_{os.urandom(4).hex()}_"
+
+
+def shm_free_bytes():
+    """Bytes free in /dev/shm, or None where it cannot be measured."""
+    try:
+        st = os.statvfs(SHM_DIR)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def unlink_segments(prefix):
+    """Unlink every segment whose name starts with ``prefix``; returns how many were removed."""
+    removed = 0
+    try:
+        names = os.listdir(SHM_DIR)
+    except OSError:
+        return 0
+    for name in names:
+        if name.startswith(prefix):
+            removed += _unlink(name)
+    return removed
+
+
+def reclaim_stale_segments():
+    """Unlink ``mf_<pid>_*`` segments left by parent processes that no longer exist (e.g. SIGKILLed)."""
+    try:
+        names = os.listdir(SHM_DIR)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        match = _OUR_NAME.fullmatch(name)
+        if match and not _pid_alive(int(match.group(1))):
+            removed += _unlink(name)
+    return removed
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _unlink(name):
+    try:
+        _posixshmem.shm_unlink("/" + name)
+    except OSError:  # already gone, or not ours to remove
+        return 0
+    return 1
+
+
+def _round_up(n, to):
+    return (n + to - 1) // to * to
+
+
+def _shm_full_message(need, free, limited):
+    free_text = "an unknown number of" if free is None else f"{free} ({free / 2**20:.1f} MiB)"
+    source = f" (limited by {SHM_LIMIT_ENV})" if limited else ""
+    return (f"minifluid needs {need} bytes ({need / 2**20:.1f} MiB) of shared memory for one batch, but "
+            f"/dev/shm has {free_text} bytes free{source}. /dev/shm must hold about capacity x batch bytes "
+            f"per worker. Fix: give the container more shared memory (docker run --shm-size=8g ...), lower "
+            f"the capacity or batch size, or pass use_multiprocess=False to read in a thread instead.")
+
+
+def _field_array(field, index):
+    """Field -> (C-ready ndarray, lod or None); TypeError naming the field for what cannot travel."""
+    lod = field.recursive_sequence_lengths() if isinstance(field, LoDTensor) else None
+    try:
+        arr = np.asarray(field)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"field {index} of the batch ({type(field).__name__}) cannot be converted to a "
+                        f"numeric array: {e}") from e
+    if arr.dtype.kind not in _NUMERIC_KINDS:
+        raise TypeError(f"field {index} of the batch has dtype {arr.dtype}; only numeric and bool arrays can "
+                        f"go through shared memory. Convert it in the reader (np.asarray(x, dtype=...)) or "
+                        f"use use_multiprocess=False.")
+    return arr, lod
+
+
+class _Slot:
+    __slots__ = ("name", "mm", "size", "delivered")
+
+    def __init__(self, name, mm, size):
+        self.name, self.mm, self.size, self.delivered = name, mm, size, False
+
+
+class SlotWriter:
+    """Worker side: a growable ring of slots; ``pack`` writes a batch and returns its ``BatchMeta``.
+
+    Args:
+        prefix (str): segment-name prefix of this worker (``new_segment_prefix() + f"{worker_id}_"``).
+    """
+
+    def __init__(self, prefix):
+        self._prefix = prefix
+        self._slots = {}
+        self._free = set()
+        self._next_id = 0
+        self._count = 0
+
+    def release(self, slot_ids):
+        """The consumer dropped every view of these slots; they may be written again."""
+        self._free.update(slot_ids)
+
+    def pack(self, batch):
+        """Write ``batch`` (a list or tuple of ndarrays / LoDTensors) into a slot; one copy per field."""
+        if not isinstance(batch, (list, tuple)):
+            raise TypeError(f"a batch must be a list or tuple of fields (ndarray or LoDTensor), "
+                            f"got {type(batch).__name__}")
+        arrays = [_field_array(field, i) for i, field in enumerate(batch)]
+        offsets, total = [], 0
+        for arr, _ in arrays:
+            total = _round_up(total, _ALIGN)
+            offsets.append(total)
+            total += arr.nbytes
+        slot_id = self._acquire(total)
+        slot = self._slots[slot_id]
+        fields = []
+        for (arr, lod), offset in zip(arrays, offsets):
+            np.copyto(np.ndarray(arr.shape, arr.dtype, buffer=slot.mm, offset=offset), arr, casting="no")
+            fields.append((offset, arr.shape, arr.dtype.str, lod))
+        slot.delivered = True  # the caller sends the meta next; the parent then owns the name
+        return BatchMeta(slot_id, slot.name, slot.size, tuple(fields))
+
+    def _acquire(self, nbytes):
+        need = _round_up(max(nbytes, 1), mmap.PAGESIZE)
+        fitting = [i for i in self._free if self._slots[i].size >= need]
+        if fitting:
+            slot_id = min(fitting, key=lambda i: self._slots[i].size)
+        elif self._free:  # grow: replace a free slot that is too small (its name is already unlinked)
+            slot_id = self._free.pop()
+            self._slots.pop(slot_id).mm.close()
+        else:
+            slot_id, self._next_id = self._next_id, self._next_id + 1
+        self._free.discard(slot_id)
+        if slot_id not in self._slots:
+            self._slots[slot_id] = self._allocate(need)
+        return slot_id
+
+    def _allocate(self, size):
+        free, limited = shm_free_bytes(), False
+        limit = os.environ.get(SHM_LIMIT_ENV)
+        if limit:
+            in_use = sum(s.size for s in self._slots.values())
+            free, limited = max(0, int(limit) - in_use), True
+            if size > free:
+                raise ShmAllocationError(errno.ENOSPC, _shm_full_message(size, free, limited))
+        name = f"{self._prefix}{self._count}"
+        self._count += 1
+        fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        try:
+            try:
+                os.posix_fallocate(fd, 0, size)  # really reserve the pages: no SIGBUS later
+            except OSError as e:
+                if e.errno not in (errno.ENOSPC, errno.ENOMEM, errno.EFBIG):
+                    raise
+                message = _shm_full_message(size, shm_free_bytes(), False)
+                raise ShmAllocationError(errno.ENOSPC, message) from e
+            mm = mmap.mmap(fd, size)
+        except BaseException:
+            _unlink(name)
+            raise
+        finally:
+            os.close(fd)
+        return _Slot(name, mm, size)
+
+    def close(self, unlink_all=False):
+        """Unmap every slot. Unlink names never delivered, or all names when the parent is gone."""
+        for slot in self._slots.values():
+            if unlink_all or not slot.delivered:
+                _unlink(slot.name)
+            slot.mm.close()
+        self._slots.clear()
+        self._free.clear()
+
+
+class _SlotHolder(np.ndarray):
+    """The uint8 array over one batch's slot; every field is a view of it (see the NOTE above)."""
+
+
+class SlotReader:
+    """Consumer side: turns ``BatchMeta`` into numpy views of the slot; freed slot ids go to ``freed``."""
+
+    def __init__(self):
+        self._maps = {}  # slot id -> (segment name, mmap)
+        self.freed = deque()  # appended by holder finalizers, from whatever thread runs the GC
+        self.segments_seen = 0
+
+    def unpack(self, meta):
+        """Return the batch's fields as views (LoDTensor where the worker sent one); no byte is copied."""
+        entry = self._maps.get(meta.slot_id)
+        if entry is None or entry[0] != meta.name:
+            entry = (meta.name, _attach(meta.name, meta.size))
+            self._maps[meta.slot_id] = entry  # a replaced (smaller) mapping lives on in its views
+            self.segments_seen += 1
+        holder = _SlotHolder((meta.size,), np.uint8, buffer=entry[1])
+        weakref.finalize(holder, self.freed.append, meta.slot_id).atexit = False
+        out = []
+        for offset, shape, dtype, lod in meta.fields:
+            arr = np.ndarray(shape, np.dtype(dtype), buffer=holder, offset=offset)
+            out.append(arr if lod is None else LoDTensor(arr, lod))
+        return out
+
+    def drain_freed(self):
+        """Pop and return the slot ids freed since the last call, as a tuple."""
+        out = []
+        while True:
+            try:
+                out.append(self.freed.popleft())
+            except IndexError:
+                return tuple(out)
+
+    def close(self):
+        """Forget the mappings; memory still viewed by the user's arrays stays valid until they go."""
+        self._maps.clear()
+
+
+def _attach(name, size):
+    fd = _posixshmem.shm_open("/" + name, os.O_RDWR, 0o600)
+    try:
+        mm = mmap.mmap(fd, size)
+    finally:
+        os.close(fd)
+    _unlink(name)  # mapped on both sides now; the kernel frees it with the last mapping
+    return mm

@@ -1,0 +1,426 @@
+"""Worker processes that build batches and hand them to the consumer through shared memory.
+
+NOTE [ Worker shutdown protocol ]
+Topology: one forked worker per pipe (a duplex ``multiprocessing.Pipe``). Worker -> parent: ``BatchMeta``
+(the bytes are in a shared-memory slot, see NOTE [ Shared-memory slots: ownership and lifetime ] in
+shm.py), then ``_EndOfData`` or one ``ExceptionWrapper``. Parent -> worker: ``_Ack`` (single worker: one
+batch taken, plus the slots freed since) or ``_Task`` (pool: indices to fetch, plus freed slots).
+* Workers are forked (the reader is never pickled), ignore SIGINT (Ctrl-C is the parent's to handle)
+  and catch every ``Exception``: it goes to the parent as an ``ExceptionWrapper`` and the worker returns.
+  They are daemonic (terminated with the parent), so a reader cannot start processes of its own.
+* Flow control: a single worker keeps at most ``capacity`` batches un-taken and otherwise blocks on
+  its pipe; a pool worker only works on tasks, and the parent keeps at most ``capacity`` tasks out.
+* A worker never blocks for more than ``WORKER_POLL_INTERVAL`` without checking ``os.getppid()``. If
+  the parent is gone (ppid changed, pipe EOF or a send fails) it unlinks all its segments and exits.
+* The consumer waits on the worker whose batch is next in order and never blocks for more than
+  ``POLL_INTERVAL`` without checking that it is alive. Dead with nothing left in its pipe (EOF) ->
+  ``WorkerDiedError`` (pid, signal name); no batch within ``timeout`` s -> ``ReaderTimeoutError``.
+  Pipes are FIFO, so every batch a worker sent before its error or death is delivered first (in a
+  pool, another worker's failure surfaces when its turn comes, after all earlier batches).
+* Shutdown is ``_Workers.shutdown``, run exactly once through ``weakref.finalize``: by ``close()``,
+  by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
+  collection of the source (a ``break``) or at interpreter exit. It SIGTERMs the workers still
+  running, joins them (SIGKILL after ``JOIN_TIMEOUT``), releases their fds, closes the pipes and then
+  unlinks any segment name with the source's prefix (a worker may have died mid-allocation). It does
+  nothing in a forked child that merely inherited the object. Arrays already handed out stay valid.
+"""
+import multiprocessing
+import os
+import random
+import signal
+import time
+import weakref
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
+                                reclaim_stale_segments, unlink_segments)
+from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError, WorkerDiedError
+
+__all__ = ["JOIN_TIMEOUT", "POLL_INTERVAL", "WORKER_POLL_INTERVAL", "ProcessBatchSource",
+           "ProcessPoolBatchSource", "ReaderTimeoutError", "SharedMemoryFullError", "WorkerInfo",
+           "get_worker_info"]
+
+POLL_INTERVAL = 0.05
+"""Seconds the consumer waits on a pipe before checking that the workers are alive (and the timeout)."""
+
+WORKER_POLL_INTERVAL = 0.2
+"""Seconds a blocked worker waits on its pipe before checking that its parent process still exists."""
+
+JOIN_TIMEOUT = 1.0
+"""Seconds to wait for a terminated (SIGTERM) worker before killing it (SIGKILL)."""
+
+_SIGNAL_HINTS = {
+    "SIGKILL": " SIGKILL usually means the out-of-memory killer (see `dmesg`) or an external kill.",
+    "SIGBUS": " SIGBUS usually means /dev/shm is full: run docker with --shm-size=8g, or use "
+              "use_multiprocess=False.",
+    "SIGSEGV": " SIGSEGV means a crash in native code called by the reader.",
+}
+
+
+class ReaderTimeoutError(ReaderKilledError):
+    """No batch arrived within the source's ``timeout``; a SystemError like fluid's queue-killed error."""
+
+
+class SharedMemoryFullError(ReaderKilledError):
+    """/dev/shm could not hold a batch; ``__cause__`` is the worker's ``ShmAllocationError`` (ENOSPC)."""
+
+
+class WorkerInfo(NamedTuple):
+    """What ``get_worker_info()`` returns inside a worker: (id, num_workers, seed)."""
+    id: int
+    num_workers: int
+    seed: object
+
+
+@dataclass(frozen=True)
+class _EndOfData:
+    """The worker's reader is exhausted; nothing follows."""
+
+
+@dataclass(frozen=True)
+class _Ack:
+    """Parent -> single worker: one batch taken; ``freed`` slots may be written again."""
+    freed: tuple = ()
+
+
+@dataclass(frozen=True)
+class _Task:
+    """Parent -> pool worker: build the batch for ``indices``; ``freed`` slots may be written again."""
+    indices: tuple
+    freed: tuple = ()
+
+
+class _ParentGone(Exception):
+    """Raised inside a worker when its parent process has exited or closed the pipe."""
+
+
+_worker_info = None
+
+
+def get_worker_info():
+    """``WorkerInfo(id, num_workers, seed)`` inside a worker process, ``None`` in the parent."""
+    return _worker_info
+
+
+# --- worker side ------------------------------------------------------------------------------------
+def _enter_worker(info, inherited):
+    global _worker_info
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for conn in inherited:  # the parent's ends of our pipes: close them so a dead parent means EOF
+        conn.close()
+    _worker_info = info
+    if info.seed is not None:
+        random.seed(info.seed)
+        np.random.seed(info.seed % 2**32)
+
+
+def _recv(conn, parent_pid, block=True):
+    """Next message from the parent; None if ``block`` is False and none is waiting."""
+    while not conn.poll(WORKER_POLL_INTERVAL if block else 0):
+        if not block:
+            return None
+        if os.getppid() != parent_pid:
+            raise _ParentGone
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        raise _ParentGone from None
+
+
+def _send(conn, obj):
+    try:
+        conn.send(obj)
+    except OSError:
+        raise _ParentGone from None
+
+
+def _worker_loop(batch_reader, conn, prefix, capacity, parent_pid, name, inherited):
+    """Run ``batch_reader()`` and send each batch through a shared-memory slot (single worker)."""
+    _enter_worker(WorkerInfo(0, 1, None), inherited)
+    writer, credits, parent_gone = SlotWriter(prefix), capacity, False
+    try:
+        try:
+            for batch in batch_reader():
+                msg = _recv(conn, parent_pid, block=credits == 0)
+                while msg is not None:
+                    credits += 1
+                    writer.release(msg.freed)
+                    msg = _recv(conn, parent_pid, block=False)
+                _send(conn, writer.pack(batch))
+                credits -= 1
+            _send(conn, _EndOfData())
+        except _ParentGone:
+            raise
+        except Exception:
+            _send(conn, ExceptionWrapper(where=f"worker process {name} (pid {os.getpid()})"))
+    except _ParentGone:
+        parent_gone = True
+    finally:
+        writer.close(unlink_all=parent_gone)
+        conn.close()
+
+
+def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pid, name, inherited):
+    """Build the batch for each ``_Task`` with ``fetch_batch(indices)``, in task order (pool worker)."""
+    _enter_worker(info, inherited)
+    writer, parent_gone = SlotWriter(prefix), False
+    try:
+        try:
+            if worker_init_fn is not None:
+                worker_init_fn(info.id)
+            while True:
+                task = _recv(conn, parent_pid)
+                writer.release(task.freed)
+                _send(conn, writer.pack(fetch_batch(list(task.indices))))
+        except _ParentGone:
+            raise
+        except Exception:
+            where = f"worker process {name} (worker {info.id}, pid {os.getpid()})"
+            _send(conn, ExceptionWrapper(where=where))
+    except _ParentGone:
+        parent_gone = True
+    finally:
+        writer.close(unlink_all=parent_gone)
+        conn.close()
+
+
+# --- parent side ------------------------------------------------------------------------------------
+class _Handle:
+    __slots__ = ("process", "conn", "reader", "name", "pid")
+
+    def __init__(self, process, conn, name):
+        self.process, self.conn, self.reader, self.name, self.pid = process, conn, SlotReader(), name, None
+
+
+class _Workers:
+    """Parent-side state of one source's workers. Never references the source, so GC can run it."""
+
+    _stale_checked = False
+
+    def __init__(self):
+        if not _Workers._stale_checked:
+            _Workers._stale_checked = True
+            reclaim_stale_segments()
+        self.prefix = new_segment_prefix()
+        self.owner_pid = os.getpid()
+        self.handles = []
+
+    def start(self, target, name, user_fn, *extra):
+        """Fork a worker running ``target(user_fn, conn, prefix, *extra, parent_pid, name, inherited)``."""
+        ctx = multiprocessing.get_context("fork")
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        prefix = f"{self.prefix}{len(self.handles)}_"
+        inherited = [h.conn for h in self.handles] + [parent_conn]
+        process = ctx.Process(target=target, name=name, daemon=True,
+                              args=(user_fn, child_conn, prefix, *extra, self.owner_pid, name, inherited))
+        handle = _Handle(process, parent_conn, name)
+        self.handles.append(handle)
+        process.start()
+        handle.pid = process.pid
+        child_conn.close()
+
+    def send(self, handle, msg):
+        try:
+            handle.conn.send(msg)
+        except OSError:
+            if not handle.conn.poll(0):
+                raise self.death_error(handle) from None
+            # it stopped after sending a report (or died): receive() reads what is left, in order
+
+    def receive(self, handle, timeout):
+        """Next message from ``handle``'s worker, watching for its death and for the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = POLL_INTERVAL
+            if deadline is not None:
+                wait = max(0.0, min(POLL_INTERVAL, deadline - time.monotonic()))
+            if handle.conn.poll(wait):
+                try:
+                    return handle.conn.recv()
+                except (EOFError, OSError):
+                    raise self.death_error(handle) from None
+            if not handle.process.is_alive() and not handle.conn.poll(0):  # dead, nothing left to read
+                raise self.death_error(handle)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise ReaderTimeoutError(
+                    f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {handle.name} (pid {handle.pid}) "
+                    f"within timeout={timeout} s. If the reader is just slow (large samples, slow disk, "
+                    f"heavy start-up), pass a larger `timeout` (or timeout=None to wait forever).")
+
+    def death_error(self, handle):
+        process = handle.process
+        process.join(JOIN_TIMEOUT)
+        code, hint = process.exitcode, ""
+        if code is None:
+            how = "closed its pipe but is still running"
+        elif code < 0:
+            try:
+                signame = signal.Signals(-code).name
+            except ValueError:
+                signame = f"signal {-code}"
+            how, hint = f"was killed by signal {signame} (exit code {code})", _SIGNAL_HINTS.get(signame, "")
+        else:
+            how = f"exited with code {code} without reporting an error"
+        return WorkerDiedError(f"{QUEUE_KILLED_MESSAGE}\n  DataLoader worker {handle.name} "
+                               f"(pid {handle.pid}) {how}.{hint}")
+
+    def shutdown(self):
+        """The one shutdown path (NOTE [ Worker shutdown protocol ]); a no-op in a forked copy."""
+        if os.getpid() != self.owner_pid:
+            return
+        for h in self.handles:
+            if h.pid is not None and h.process.exitcode is None:
+                h.process.terminate()
+        for h in self.handles:
+            if h.pid is not None:
+                h.process.join(JOIN_TIMEOUT)
+                if h.process.exitcode is None:
+                    h.process.kill()
+                    h.process.join()
+                h.process.close()
+            h.conn.close()
+            h.reader.close()
+        unlink_segments(self.prefix)
+
+
+def _reader_error(wrapper):
+    cls = SharedMemoryFullError if isinstance(wrapper.cause(), ShmAllocationError) else ReaderKilledError
+    return wrapper.error(cls)
+
+
+class _WorkerSource:
+    """What both sources share: iteration, close(), context manager and diagnostics."""
+
+    def __init__(self, timeout):
+        self._timeout = timeout
+        self._workers = _Workers()
+        self._closer = weakref.finalize(self, self._workers.shutdown)
+        self._closed = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._closed:
+            raise StopIteration
+        try:
+            return self._next_batch()
+        except BaseException:  # end of data, reader error, death, timeout, Ctrl-C: shut down first
+            self.close()
+            raise
+
+    def _unpack_or_raise(self, handle, msg):
+        if isinstance(msg, BatchMeta):
+            return handle.reader.unpack(msg)
+        if isinstance(msg, _EndOfData):
+            raise StopIteration
+        if isinstance(msg, ExceptionWrapper):
+            raise _reader_error(msg)
+        raise RuntimeError(f"minifluid worker protocol error: unexpected message {msg!r}")
+
+    def close(self):
+        """Stop the workers and release every process, fd and segment; safe to call again."""
+        self._closed = True
+        self._closer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def worker_pids(self):
+        """Pids of the worker processes (in worker-id order)."""
+        return [h.pid for h in self._workers.handles]
+
+    @property
+    def num_segments(self):
+        """How many distinct shared-memory segments the consumer has mapped so far (the ring's size)."""
+        return sum(h.reader.segments_seen for h in self._workers.handles)
+
+
+class ProcessBatchSource(_WorkerSource):
+    """Runs ``batch_reader()`` in one forked worker process; batches cross through shared memory.
+
+    Args:
+        batch_reader (callable): zero-arg callable returning an iterator of batches (lists or tuples of
+            ndarrays / LoDTensors). It runs in the worker as is (fork), so closures and lambdas work.
+        capacity (int, default 4): batches the worker may build ahead of the consumer.
+        timeout (float or None): seconds to wait for one batch; None waits forever (death still noticed).
+        name (str): the worker process's name.
+
+    ``next()`` returns the fields as numpy views onto shared memory (``LoDTensor`` where the reader gave
+    one); a slot is reused only after every view of it is gone. Raises ``ReaderKilledError`` (reader
+    raised), ``SharedMemoryFullError``, ``WorkerDiedError`` or ``ReaderTimeoutError``.
+    """
+
+    def __init__(self, batch_reader, capacity=4, timeout=None, name="minifluid-worker-0"):
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        super().__init__(timeout)
+        self._workers.start(_worker_loop, name, batch_reader, capacity)
+
+    def _next_batch(self):
+        handle = self._workers.handles[0]
+        batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
+        try:
+            handle.conn.send(_Ack(handle.reader.drain_freed()))
+        except OSError:  # the worker already finished; what it sent is still in the pipe
+            pass
+        return batch
+
+
+class ProcessPoolBatchSource(_WorkerSource):
+    """N forked workers build batches from index lists in parallel; delivered in ``index_batches`` order.
+
+    Args:
+        fetch_batch (callable): ``fetch_batch(indices) -> batch`` (list of fields), run in a worker.
+        index_batches (iterable): lists of ints, read lazily in the parent; batch i goes to worker i % N.
+        num_workers (int): N >= 1.
+        capacity (int, default 2 * N): index batches handed out ahead of the consumer.
+        timeout (float or None): seconds to wait for one batch; None waits forever.
+        worker_init_fn (callable): ``worker_init_fn(worker_id)``, run in each worker after seeding.
+        base_seed (int): worker k seeds ``random`` and ``np.random`` with base_seed + k; drawn from the
+            parent's ``np.random`` when None. ``get_worker_info()`` gives (id, num_workers, seed).
+    """
+
+    def __init__(self, fetch_batch, index_batches, num_workers, capacity=None, timeout=None,
+                 worker_init_fn=None, base_seed=None):
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+        super().__init__(timeout)
+        self._index_iter = iter(index_batches)
+        self._capacity = 2 * num_workers if capacity is None else max(1, capacity)
+        self._sent = self._received = 0
+        self._exhausted = False
+        base_seed = int(np.random.randint(0, 2**31 - 1)) if base_seed is None else int(base_seed)
+        for wid in range(num_workers):
+            info = WorkerInfo(wid, num_workers, base_seed + wid)
+            name = f"minifluid-worker-{wid}"
+            self._workers.start(_pool_worker_loop, name, fetch_batch, info, worker_init_fn)
+
+    def _dispatch(self):
+        handles = self._workers.handles
+        while not self._exhausted and self._sent - self._received < self._capacity:
+            try:
+                indices = tuple(next(self._index_iter))
+            except StopIteration:
+                self._exhausted = True
+                return
+            handle = handles[self._sent % len(handles)]
+            self._workers.send(handle, _Task(indices, handle.reader.drain_freed()))
+            self._sent += 1
+
+    def _next_batch(self):
+        self._dispatch()
+        if self._received == self._sent:
+            raise StopIteration
+        handle = self._workers.handles[self._received % len(self._workers.handles)]
+        batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
+        self._received += 1
+        self._dispatch()
+        return batch
