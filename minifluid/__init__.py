@@ -4,6 +4,10 @@
 """
 from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
+from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
+from . import backward, clip, initializer, optimizer, regularizer
+from .backward import gradients
+from .param_attr import ParamAttr
 from .executor import Executor, Scope, global_scope, scope_guard
 from .executor.compiled import BuildStrategy, CompiledProgram, ExecutionStrategy
 from .framework import (Program, Variable, default_main_program, default_startup_program, program_guard,
@@ -20,4 +24,5 @@ __all__ = sorted([
     "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",
+    "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
 ])

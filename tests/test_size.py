@@ -46,3 +46,10 @@ def test_public_surface_is_explicit_and_sorted():
     assert list(minifluid.__all__) == sorted(minifluid.__all__)
     missing = [n for n in minifluid.__all__ if not hasattr(minifluid, n)]
     assert not missing, missing
+
+
+def test_fluid_data_stays_the_function_after_runtime_imports():
+    import minifluid
+    import minifluid.data.dataloader  # noqa: F401
+    import minifluid.data.worker  # noqa: F401
+    assert callable(minifluid.data) and minifluid.data.__name__ == "data"

@@ -1,0 +1,326 @@
+"""The map-style loader: Dataset + sampler + collate_fn -> batches, read ahead by a thread or workers.
+
+NOTE [ DatasetLoader: one epoch, one batch source ]
+* ``loader()`` and ``iter(loader)`` start an epoch: ``iter(batch_sampler)`` runs in the caller's
+  thread (so ``np.random.seed`` decides a shuffled order), and one *batch source* is opened: an
+  iterator of batches (lists of ndarrays, one per field) with ``close()``. Epoch iterators are
+  independent of each other.
+* Sources, picked in ``DatasetLoader._open_source`` only:
+  ``num_workers=0, use_buffer_reader=False``: a generator; fetch + collate in the consumer's thread,
+  and an error is raised as it is (no boundary was crossed).
+  ``num_workers=0, use_buffer_reader=True``: ``_ThreadSource``; the daemon thread
+  ``minifluid-dataset-loader`` runs ``_buffer_loop``, pushing batches into a ``BlockingQueue``
+  (``prefetch_factor`` batches per place) that it closes at the end, or kills with the ``ExceptionWrapper``.
+  ``num_workers>0``: ``ProcessPoolBatchSource`` (data/worker.py): forked workers run ``_MapFetcher``
+  and batches come back in order through shared memory. An IterableDataset is read by one worker
+  (``ProcessBatchSource``).
+* Errors: a thread or worker failure reaches the consumer as ``ReaderKilledError`` (fluid's
+  "Blocking queue is killed ..." SystemError) with the original exception as ``__cause__``.
+* Shutdown: a source is closed at the end of data, on any error out of ``next``, by ``close()``, and by
+  a ``weakref.finalize`` when its epoch iterator is garbage-collected (a ``break``) or at exit. Closing
+  the thread source closes its queue (the thread's blocked or next push returns False, and it ends)
+  and joins the thread; a ``__getitem__`` stuck in user code is left to finish (``JOIN_TIMEOUT``).
+"""
+import itertools
+import threading
+import warnings
+import weakref
+from collections.abc import Mapping
+
+import numpy as np
+
+from minifluid.data.collate import default_collate_fn, default_convert_fn, describe_samples
+from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
+from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
+from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
+from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper
+from minifluid.lod_tensor import LoDTensor
+from minifluid.places import CPUPlace
+
+__all__ = ["JOIN_TIMEOUT", "THREAD_NAME", "DatasetLoader"]
+
+JOIN_TIMEOUT = 5.0
+"""Seconds ``close()`` waits for the loader thread; longer only if ``__getitem__`` itself is that slow."""
+
+THREAD_NAME = "minifluid-dataset-loader"
+
+
+# --- fetching: indices -> batch (runs in the consumer, the loader thread or a worker process) ---------
+def _as_fields(batch):
+    """What a collate_fn returned -> list of fields (ndarray or LoDTensor)."""
+    if isinstance(batch, Mapping):
+        batch = list(batch.values())
+    elif not isinstance(batch, (list, tuple)):
+        batch = [batch]
+    return [f if isinstance(f, (np.ndarray, LoDTensor)) else np.asarray(f) for f in batch]
+
+
+def _collate(collate_fn, samples, indices, what, batched):
+    """``collate_fn(samples)`` (``samples[0]`` unless ``batched``); a TypeError/ValueError is re-raised
+    naming the indices and sample types."""
+    try:
+        return _as_fields(collate_fn(samples if batched else samples[0]))
+    except (TypeError, ValueError) as exc:
+        context = f"{exc}\n  The samples of this batch:\n    " + \
+            describe_samples(indices, samples, what).replace("\n", "\n    ")
+        try:
+            err = type(exc)(context)
+        except Exception:
+            exc.add_note(context)
+            raise
+        raise err from exc
+
+
+class _MapFetcher:
+    """``fetch(indices) -> batch``: reads the samples and collates them (one index, no batch dim, when
+    ``auto_collate`` is False). A plain object, so forked workers run it as is."""
+
+    def __init__(self, dataset, collate_fn, auto_collate):
+        self.dataset, self.auto_collate = dataset, auto_collate
+        self.collate_fn = collate_fn or (default_collate_fn if auto_collate else default_convert_fn)
+
+    def __call__(self, indices):
+        samples = []
+        for i in indices:
+            try:
+                samples.append(self.dataset[i])
+            except Exception as exc:
+                exc.add_note(f"(raised by {type(self.dataset).__name__}.__getitem__({i!r}))")
+                raise
+        return _collate(self.collate_fn, samples, list(indices), "dataset index", self.auto_collate)
+
+
+def _iterable_batches(dataset, batch_size, drop_last, collate_fn):
+    """Batches from an IterableDataset's stream (samples one by one when ``batch_size`` is None)."""
+    collate_fn = collate_fn or (default_collate_fn if batch_size else default_convert_fn)
+    samples_iter, start = iter(dataset), 0
+    while True:
+        samples = list(itertools.islice(samples_iter, batch_size or 1))
+        if not samples or (drop_last and len(samples) < batch_size):
+            return
+        positions = list(range(start, start + len(samples)))
+        yield _collate(collate_fn, samples, positions, "stream sample", batch_size is not None)
+        start += len(samples)
+
+
+# --- the loader thread ----------------------------------------------------------------------------
+def _buffer_loop(batches, batch_queue):
+    """Loader thread: push ``batches``; close the queue at the end, kill it with the error on failure."""
+    try:
+        for batch in batches:
+            if not batch_queue.push(batch):
+                return  # the consumer closed the queue: stop
+        batch_queue.close()
+    except BaseException:  # everything crosses to the consumer (NOTE [ Errors cross boundaries as values ])
+        batch_queue.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"))
+    finally:
+        batches.close()
+
+
+def _stop_thread(thread, batch_queue):
+    batch_queue.close()  # a blocked or later push returns False
+    if thread is not threading.current_thread():
+        thread.join(JOIN_TIMEOUT)
+    while batch_queue.try_pop() is not NOTHING:  # drop what was read ahead, so its memory goes now
+        pass
+
+
+class _ThreadSource:
+    """Batches read ahead by the loader thread (NOTE [ DatasetLoader: one epoch, one batch source ])."""
+
+    def __init__(self, batches, capacity, timeout):
+        self._timeout = timeout
+        self._batch_queue = BlockingQueue(capacity)
+        self._thread = threading.Thread(target=_buffer_loop, name=THREAD_NAME, daemon=True,
+                                        args=(batches, self._batch_queue))
+        self._batch_queue.watch_producer(self._thread.is_alive)
+        self._closer = weakref.finalize(self, _stop_thread, self._thread, self._batch_queue)
+        self._thread.start()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._closer.alive:
+            raise StopIteration
+        try:
+            item = self._batch_queue.pop(self._timeout)
+        except QueueTimeout:
+            self.close()
+            raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {THREAD_NAME} within "
+                                     f"timeout={self._timeout} s; pass a larger `timeout` (or 0 to wait "
+                                     "forever) if the dataset is just slow.") from None
+        except BaseException:  # ReaderKilledError (chained to the thread's error), Ctrl-C
+            self.close()
+            raise
+        if item is END_OF_DATA:
+            self.close()
+            raise StopIteration
+        return item
+
+    def close(self):
+        self._closer()
+
+
+# --- the loader -----------------------------------------------------------------------------------
+class _EpochIter:
+    """One epoch: groups one batch per place and hands them to ``loader._to_output``."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._num_places = len(loader.places)
+        self._source = loader._open_source()
+        self._closer = weakref.finalize(self, self._source.close)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def __next__(self):
+        batches = []
+        try:
+            while len(batches) < self._num_places:
+                batches.append(next(self._source))
+        except StopIteration:
+            if not batches:
+                self.close()
+                raise
+        except BaseException:
+            self.close()
+            raise
+        return self._loader._to_output(batches)
+
+    def close(self):
+        """Stop the epoch's thread or workers now (also done at the end, on error and on GC)."""
+        self._closer()
+
+
+class DatasetLoader:
+    """Loads batches from a ``Dataset`` (or ``IterableDataset``) by sampling and collating.
+
+    Args:
+        dataset (Dataset | IterableDataset). feed_list (list of Variable or str): feed-dict names.
+        places (place or list, default [CPUPlace()]): one batch per place per step.
+        return_list (bool, default False): lists of arrays instead of feed dicts; also the behaviour
+            when ``feed_list`` is None (paddle asserts there instead).
+        batch_sampler (BatchSampler): replaces batch_size / shuffle / drop_last (give one or the other).
+        batch_size (int or None, default 1): None yields single samples, no batch dim.
+        shuffle, drop_last (bool): RandomSampler on numpy's global RNG; drop a short last batch.
+        collate_fn (callable): samples -> list of arrays; default ``default_collate_fn``.
+        num_workers (int, default 0): worker processes. use_buffer_reader (bool, default True): with
+            ``num_workers=0``, read ahead in a thread. use_shared_memory: accepted; workers always use it.
+        timeout (float, default 0 = forever): per batch. prefetch_factor (int, default 2): read-ahead
+            batches per place (thread) or per worker. worker_init_fn: ``worker_init_fn(worker_id)``.
+
+    A step yields ``[field0, field1, ...]`` (return_list) or ``[{name: array}]``; with P places a list
+    of P of them. Raises ``ReaderKilledError`` (``__cause__``: the original error) if a reader fails.
+    """
+
+    def __init__(self, dataset, feed_list=None, places=None, return_list=False, batch_sampler=None,
+                 batch_size=1, shuffle=False, drop_last=False, collate_fn=None, num_workers=0,
+                 use_buffer_reader=True, use_shared_memory=True, timeout=0, worker_init_fn=None,
+                 prefetch_factor=2):
+        if num_workers < 0:
+            raise AssertionError("num_workers should be a non-negative value")
+        if timeout < 0:
+            raise AssertionError("timeout should be a non-negative value")
+        if prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor should be a positive value")
+        self.dataset = dataset
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable and shuffle:
+            raise ValueError(f"IterableDataset not support shuffle, but got shuffle={shuffle}")
+        if self._iterable and batch_sampler is not None:
+            raise ValueError("IterableDataset expect unspecified batch_sampler")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or drop_last:
+                raise AssertionError("batch_size/shuffle/drop_last should not be set when batch_sampler is given")
+            batch_size = None
+        elif batch_size is not None:
+            if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+                raise AssertionError("batch_size should be None or a positive value when batch_sampler "
+                                     "is not given")
+            if not self._iterable:
+                batch_sampler = BatchSampler(dataset=dataset, batch_size=batch_size, shuffle=shuffle,
+                                             drop_last=drop_last)
+        self.batch_sampler, self.batch_size, self.drop_last = batch_sampler, batch_size, drop_last
+        self._sampler = None if self._iterable or batch_sampler is not None else \
+            RandomSampler(dataset) if shuffle else SequenceSampler(dataset)  # batch_size=None: one by one
+        self.collate_fn, self.num_workers, self.worker_init_fn = collate_fn, num_workers, worker_init_fn
+        self.use_buffer_reader, self.use_shared_memory = use_buffer_reader, use_shared_memory
+        self.prefetch_factor = prefetch_factor
+        self.timeout = timeout or None
+        self.places = _as_place_list(places)
+        self.feed_list = feed_list
+        self._feed_names = None if feed_list is None else [getattr(v, "name", v) for v in feed_list]
+        self.return_list = bool(return_list) or feed_list is None
+
+    def __call__(self):
+        """Start an epoch (the same as ``iter(loader)``)."""
+        return _EpochIter(self)
+
+    def __iter__(self):
+        return _EpochIter(self)
+
+    def __len__(self):
+        """Steps per epoch: ceil(batches / places). TypeError for an IterableDataset (unknown)."""
+        if self._iterable:
+            raise TypeError(f"length of a DataLoader over an IterableDataset ({type(self.dataset).__name__}) "
+                            "is unknown")
+        batches = len(self.batch_sampler) if self.batch_sampler is not None else len(self.dataset)
+        return -(-batches // len(self.places))
+
+    def _open_source(self):
+        """The one place that picks the transport (NOTE [ DatasetLoader: one epoch, one batch source ])."""
+        capacity = self.prefetch_factor * len(self.places)
+        if self._iterable:
+            def batches():
+                return _iterable_batches(self.dataset, self.batch_size, self.drop_last, self.collate_fn)
+            if self.num_workers == 0:
+                return _ThreadSource(batches(), capacity, self.timeout) if self.use_buffer_reader else batches()
+            if self.num_workers > 1:
+                warnings.warn(f"An IterableDataset is read by one worker process (num_workers={self.num_workers} "
+                              "was asked for); use a map-style Dataset to read with several.", stacklevel=3)
+            return ProcessBatchSource(_with_init(batches, self.worker_init_fn), capacity, self.timeout)
+        if self.batch_sampler is not None:
+            index_batches, fetch = iter(self.batch_sampler), _MapFetcher(self.dataset, self.collate_fn, True)
+        else:
+            index_batches = ([i] for i in iter(self._sampler))
+            fetch = _MapFetcher(self.dataset, self.collate_fn, False)
+        if self.num_workers > 0:
+            return ProcessPoolBatchSource(fetch, index_batches, self.num_workers, timeout=self.timeout,
+                                          capacity=self.prefetch_factor * self.num_workers,
+                                          worker_init_fn=self.worker_init_fn)
+        batches = (fetch(indices) for indices in index_batches)
+        return _ThreadSource(batches, capacity, self.timeout) if self.use_buffer_reader else batches
+
+    def _to_output(self, batches):
+        """One step's batches (one per place) -> what the user's loop gets. The seam for dygraph tensors."""
+        if self.return_list:
+            return batches[0] if len(self.places) == 1 else batches
+        outputs = []
+        for batch in batches:
+            if len(batch) != len(self._feed_names):
+                raise ValueError(f"The number of fields in the batch ({len(batch)}) does not match "
+                                 f"len(feed_list) ({len(self._feed_names)}): {self._feed_names}")
+            outputs.append(dict(zip(self._feed_names, batch)))
+        return outputs
+
+
+def _with_init(batches, worker_init_fn):
+    def batch_reader():
+        if worker_init_fn is not None:
+            worker_init_fn(0)
+        return batches()
+    return batch_reader
+
+
+def _as_place_list(places):
+    if places is None:
+        return [CPUPlace()]
+    places = list(places) if isinstance(places, (list, tuple)) else [places]
+    if not places:
+        raise ValueError("places should not be empty")
+    return places

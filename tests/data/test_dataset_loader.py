@@ -1,0 +1,317 @@
+"""The map-style data API: datasets, samplers, default_collate_fn and DatasetLoader."""
+import io
+import multiprocessing
+import threading
+import time
+
+import numpy as np
+import pytest
+from minifluid.data.collate import default_collate_fn
+from minifluid.data.dataloader import THREAD_NAME, DatasetLoader
+from minifluid.data.dataset import (BatchSampler, ChainDataset, ComposeDataset, Dataset, IterableDataset,
+                                    RandomSampler, SequenceSampler, Subset, TensorDataset, get_worker_info)
+from minifluid.data.worker import ReaderTimeoutError
+from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError
+from minifluid.places import CPUPlace
+
+
+class RangeDataset(Dataset):
+    """Sample i is (float32 [2] filled with i, int i)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __getitem__(self, idx):
+        return np.full([2], idx, dtype="float32"), idx
+
+    def __len__(self):
+        return self.n
+
+
+class FailingDataset(RangeDataset):
+    def __getitem__(self, idx):
+        if idx == 7:
+            raise ValueError("bad sample 7")
+        return super().__getitem__(idx)
+
+
+class StrAtFive(RangeDataset):
+    def __getitem__(self, idx):
+        return (np.zeros([2], "float32"), "five") if idx == 5 else super().__getitem__(idx)
+
+
+class SlowDataset(RangeDataset):
+    def __getitem__(self, idx):
+        time.sleep(0.5)
+        return super().__getitem__(idx)
+
+
+class Stream(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        for i in range(self.n):
+            yield np.array([i, i], dtype="int64"), float(i)
+
+
+_init_worker_id = None
+
+
+def _record_init(worker_id):
+    global _init_worker_id
+    _init_worker_id = worker_id
+
+
+class WorkerReport(RangeDataset):
+    """Sample i says which worker built it and what worker_init_fn saw there."""
+
+    def __getitem__(self, idx):
+        info = get_worker_info()
+        return idx, info.id, info.num_workers, -1 if _init_worker_id is None else _init_worker_id
+
+
+def labels_of(loader):
+    return np.concatenate([labels for _, labels in loader()]).tolist()
+
+
+def loader_threads():
+    return [t for t in threading.enumerate() if t.name == THREAD_NAME]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("drop_last, expected_sizes", [(False, [3, 3, 3, 1]), (True, [3, 3, 3])])
+def test_len_and_drop_last(drop_last, expected_sizes):
+    loader = DatasetLoader(RangeDataset(10), batch_size=3, drop_last=drop_last)
+    assert len(loader) == len(expected_sizes)
+    assert [len(labels) for _, labels in loader()] == expected_sizes
+    assert [len(labels) for _, labels in iter(loader)] == expected_sizes  # iter() is an epoch too
+
+
+@pytest.mark.timeout(10)
+def test_tqdm_sees_the_length():
+    tqdm = pytest.importorskip("tqdm").tqdm
+    loader = DatasetLoader(RangeDataset(10), batch_size=4)
+    bar = tqdm(loader(), file=io.StringIO())
+    assert bar.total == 3 and len(list(bar)) == 3
+
+
+@pytest.mark.timeout(10)
+def test_shuffle_is_a_permutation_that_changes_per_epoch_and_follows_np_seed():
+    loader = DatasetLoader(RangeDataset(50), batch_size=7, shuffle=True)
+    first, second = labels_of(loader), labels_of(loader)
+    assert sorted(first) == sorted(second) == list(range(50))
+    assert first != second
+    np.random.seed(3)
+    seeded = labels_of(loader)
+    np.random.seed(3)
+    assert labels_of(loader) == seeded
+
+
+@pytest.mark.timeout(10)
+def test_break_then_new_epoch_starts_from_the_first_batch():
+    loader = DatasetLoader(RangeDataset(10), batch_size=2)
+    for _, labels in loader():
+        break
+    assert next(iter(loader))[1].tolist() == [0, 1]
+
+
+@pytest.mark.timeout(10)
+def test_batch_sampler_semantics():
+    ds = RangeDataset(10)
+    assert list(BatchSampler(ds, batch_size=4)) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert list(BatchSampler(ds, batch_size=4, drop_last=True)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert len(BatchSampler(ds, batch_size=4)) == 3 and len(BatchSampler(ds, batch_size=4, drop_last=True)) == 2
+    assert list(BatchSampler(sampler=[4, 3, 2], batch_size=2)) == [[4, 3], [2]]
+    assert list(BatchSampler(sampler=SequenceSampler(ds), batch_size=5)) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    shuffled = list(BatchSampler(ds, shuffle=True, batch_size=3))
+    assert sorted(sum(shuffled, [])) == list(range(10))
+    for kwargs in [{}, {"dataset": ds, "sampler": [1]}, {"sampler": [1], "shuffle": True},
+                   {"dataset": ds, "batch_size": 0}, {"dataset": ds, "drop_last": 1},
+                   {"dataset": Stream(3)}]:
+        with pytest.raises(AssertionError):
+            BatchSampler(**kwargs)
+
+
+@pytest.mark.timeout(10)
+def test_loader_takes_a_batch_sampler_and_refuses_it_with_batch_size():
+    sampler = BatchSampler(sampler=[9, 0, 5, 1], batch_size=3)
+    loader = DatasetLoader(RangeDataset(10), batch_sampler=sampler)
+    assert len(loader) == 2 and labels_of(loader) == [9, 0, 5, 1]
+    with pytest.raises(AssertionError, match="should not be set when batch_sampler is given"):
+        DatasetLoader(RangeDataset(10), batch_sampler=sampler, batch_size=4)
+
+
+@pytest.mark.timeout(10)
+def test_random_sampler():
+    ds = RangeDataset(6)
+    assert sorted(RandomSampler(ds)) == list(range(6)) and len(RandomSampler(ds)) == 6
+    drawn = list(RandomSampler(ds, replacement=True, num_samples=20))
+    assert len(drawn) == 20 and set(drawn) <= set(range(6))
+    assert list(RandomSampler(ds, generator=iter([5, 4, 3, 2, 1, 0, 9]))) == [5, 4, 3, 2, 1, 0]
+    gen_a, gen_b = np.random.default_rng(1), np.random.default_rng(1)
+    assert list(RandomSampler(ds, generator=gen_a)) == list(RandomSampler(ds, generator=gen_b))
+    with pytest.raises(ValueError, match="num_samples should not be specified"):
+        RandomSampler(ds, num_samples=3)
+    with pytest.raises(TypeError):
+        RandomSampler(ds, replacement=1)
+
+
+@pytest.mark.timeout(10)
+def test_tensor_compose_subset_datasets():
+    x, y = np.arange(12, dtype="float32").reshape(6, 2), np.arange(6)
+    ds = TensorDataset([x, y])
+    assert len(ds) == 6 and ds[2][0].tolist() == [4.0, 5.0] and ds[2][1] == 2
+    with pytest.raises(ValueError, match="same shape of the 1st dimension"):
+        TensorDataset([x, y[:5]])
+    images, labels = next(iter(DatasetLoader(ds, batch_size=4)))
+    assert images.shape == (4, 2) and labels.dtype == np.int64
+    composed = ComposeDataset([ds, RangeDataset(6)])
+    assert len(composed) == 6 and len(composed[1]) == 4
+    assert Subset(RangeDataset(10), [7, 3])[1][1] == 3 and len(Subset(RangeDataset(10), [7, 3])) == 2
+    with pytest.raises(NotImplementedError):
+        Dataset()[0]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_iterable_dataset(num_workers):
+    loader = DatasetLoader(Stream(10), batch_size=4, num_workers=num_workers)
+    batches = list(loader())
+    assert [b[0].shape for b in batches] == [(4, 2), (4, 2), (2, 2)]
+    assert np.concatenate([b[1] for b in batches]).tolist() == list(range(10))
+    assert batches[0][1].dtype == np.float32
+    assert len(list(DatasetLoader(Stream(10), batch_size=4, drop_last=True)())) == 2
+    assert len(list(DatasetLoader(ChainDataset([Stream(3), Stream(4)]), batch_size=2)())) == 4
+    with pytest.raises(TypeError):
+        len(loader)
+    with pytest.raises(ValueError, match="not support shuffle"):
+        DatasetLoader(Stream(3), shuffle=True)
+
+
+@pytest.mark.timeout(10)
+def test_batch_size_none_yields_samples():
+    samples = list(DatasetLoader(RangeDataset(3), batch_size=None)())
+    assert len(samples) == 3 and samples[2][0].shape == (2,) and samples[2][1] == 2
+    shuffled = [int(label) for _, label in DatasetLoader(RangeDataset(20), batch_size=None, shuffle=True)()]
+    assert sorted(shuffled) == list(range(20)) and shuffled != list(range(20))
+
+
+@pytest.mark.timeout(10)
+def test_default_collate_fn_tuples_dicts_numbers():
+    arrays = default_collate_fn([(np.zeros([3], "float16"), 1, 0.5, True, np.float64(2.0), [1, 2])] * 4)
+    assert [a.shape for a in arrays] == [(4, 3), (4,), (4,), (4,), (4,), (4, 2)]
+    assert [a.dtype for a in arrays] == [np.float16, np.int64, np.float32, np.bool_, np.float64, np.int64]
+    assert [a.dtype for a in default_collate_fn([([0.5],)] * 2)] == [np.float32]
+    dicts = default_collate_fn([{"image": np.ones([2]), "label": 3}] * 5)
+    assert [a.shape for a in dicts] == [(5, 2), (5,)]
+    (single,) = default_collate_fn([np.ones([2, 2])] * 3)
+    assert single.shape == (3, 2, 2)
+    with pytest.raises(ValueError, match="different shapes"):
+        default_collate_fn([np.ones([2]), np.ones([3])])
+    with pytest.raises(TypeError, match="field 1 of type"):
+        default_collate_fn([(np.ones([2]), "a"), (np.ones([2]), "b")])
+
+
+@pytest.mark.timeout(10)
+def test_uncollatable_sample_names_the_index_and_types():
+    loader = DatasetLoader(StrAtFive(8), batch_size=4, use_buffer_reader=False)
+    with pytest.raises(TypeError) as info:
+        list(loader())
+    text = str(info.value)
+    assert "field 1 of type(s) int, str" in text
+    assert "dataset index 5 returned (ndarray(float32, (2,)), str)" in text
+    assert "dataset indices 4, 6, 7 returned (ndarray(float32, (2,)), int)" in text
+    with pytest.raises(ReaderKilledError) as info:  # through the loader thread
+        list(DatasetLoader(StrAtFive(8), batch_size=4)())
+    assert isinstance(info.value.__cause__, TypeError) and "dataset index 5" in str(info.value)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_getitem_error_reaches_the_consumer_with_its_cause(num_workers):
+    loader = DatasetLoader(FailingDataset(20), batch_size=3, num_workers=num_workers)
+    seen = []
+    with pytest.raises(ReaderKilledError) as info:
+        for _, labels in loader():
+            seen.extend(labels.tolist())
+    assert seen == list(range(6))  # batches before the failing one arrive first, in order
+    assert isinstance(info.value, SystemError) and QUEUE_KILLED_MESSAGE in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError) and str(info.value.__cause__) == "bad sample 7"
+    assert "FailingDataset.__getitem__(7)" in str(info.value)  # the producer's traceback, with the index
+    assert not loader_threads() and not multiprocessing.active_children()
+
+
+@pytest.mark.timeout(10)
+def test_without_buffer_reader_errors_are_raised_as_they_are_and_no_thread_runs():
+    loader = DatasetLoader(FailingDataset(20), batch_size=3, use_buffer_reader=False)
+    epoch = loader()
+    next(epoch)
+    assert not loader_threads()
+    with pytest.raises(ValueError, match="bad sample 7"):
+        list(epoch)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_early_break_leaves_no_thread_or_process(num_workers):
+    loader = DatasetLoader(RangeDataset(200), batch_size=2, num_workers=num_workers)
+    for i, _ in enumerate(loader()):
+        if num_workers == 0:
+            assert len(loader_threads()) == 1
+        else:
+            assert len(multiprocessing.active_children()) == 2
+        if i == 1:
+            break
+    assert not loader_threads() and not multiprocessing.active_children()
+    epoch = iter(loader)
+    next(epoch)
+    epoch.close()
+    assert not loader_threads() and not multiprocessing.active_children()
+    with pytest.raises(KeyError):
+        for _ in loader():
+            raise KeyError("the training step failed")
+    assert not loader_threads() and not multiprocessing.active_children()
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_workers_give_the_same_batches_in_the_same_order(shuffle):
+    def epoch(num_workers):
+        np.random.seed(11)
+        return [[f.tolist() for f in batch] for batch in DatasetLoader(
+            RangeDataset(23), batch_size=4, shuffle=shuffle, num_workers=num_workers)()]
+    assert epoch(2) == epoch(0)
+
+
+@pytest.mark.timeout(20)
+def test_worker_init_fn_runs_in_each_worker():
+    loader = DatasetLoader(WorkerReport(8), batch_size=2, num_workers=2, worker_init_fn=_record_init)
+    for i, (indices, worker_ids, num_workers, init_ids) in enumerate(loader()):
+        assert worker_ids.tolist() == init_ids.tolist() == [i % 2, i % 2]
+        assert num_workers.tolist() == [2, 2]
+    assert get_worker_info() is None
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_timeout(num_workers):
+    loader = DatasetLoader(SlowDataset(4), batch_size=1, num_workers=num_workers, timeout=0.1)
+    with pytest.raises(ReaderTimeoutError, match="timeout=0.1"):
+        list(loader())
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.timeout(10)
+def test_outputs_per_place_and_feed_dicts():
+    ds = RangeDataset(10)
+    (feed,) = next(iter(DatasetLoader(ds, feed_list=["x", "y"], batch_size=4)))
+    assert sorted(feed) == ["x", "y"] and feed["x"].shape == (4, 2)
+    images, labels = next(iter(DatasetLoader(ds, batch_size=4)))  # feed_list=None: lists
+    assert labels.tolist() == [0, 1, 2, 3]
+    two_places = DatasetLoader(ds, batch_size=2, places=[CPUPlace(), CPUPlace()], return_list=True)
+    steps = list(two_places())
+    assert len(two_places) == len(steps) == 3
+    assert [[b[1].tolist() for b in step] for step in steps] == [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8, 9]]]
+    with pytest.raises(ValueError, match="does not match len"):
+        next(iter(DatasetLoader(ds, feed_list=["x"], batch_size=4)))
