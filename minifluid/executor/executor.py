@@ -71,7 +71,7 @@ def _compile_op(op):
     def store(env, lods, result):
         results = (result,) if len(out_refs) == 1 else result
         for ref, value in zip(out_refs, results):
-            if ref is None:
+            if not ref or value is None:
                 continue
             if isinstance(ref, str):
                 ref, value = [ref], [value]

@@ -100,9 +100,9 @@ class OpSpec:
         need = tuple(bool(op.outputs.get(grad_var_name(s))) for s in fwd.inputs)
         grad = fwd.grad
 
-        def run_grad(*args):
-            return grad(attrs, args[:n_in], args[n_in:n_in + n_out], args[n_in + n_out:], need)
-        return run_grad
+        if n_in == 1:  # a single output slot: the executor expects the value itself
+            return lambda *args: grad(attrs, args[:1], args[1:1 + n_out], args[1 + n_out:], need)[0]
+        return lambda *args: grad(attrs, args[:n_in], args[n_in:n_in + n_out], args[n_in + n_out:], need)
 
 
 _REGISTRY = {}

@@ -1,0 +1,89 @@
+"""Activation ops: a table of elementwise unary functions (fluid's activation_op family) plus softmax.
+
+Each table row is one op: forward ``f(xp, x, attrs)``, gradient ``g(xp, x, out, dout, attrs)``
+and the op's own attributes with fluid's defaults. ``square`` is here so that
+``square_error_cost`` composes as elementwise_sub + square.
+"""
+from .registry import array_module, register_grad, register_op, same_as
+
+_COMMON = {"use_mkldnn": False, "use_cudnn": False, "is_test": False}
+
+
+def _sigmoid(xp, x):
+    return 0.5 * (1.0 + xp.tanh(0.5 * x))  # overflow-free logistic
+
+
+def _between(x, lo, hi):
+    return (x > lo) & (x < hi)
+
+
+# name: (forward, backward, attrs)
+_UNARY = {
+    "relu": (lambda xp, x, a: xp.maximum(x, 0), lambda xp, x, y, d, a: d * (y > 0), {}),
+    "sigmoid": (lambda xp, x, a: _sigmoid(xp, x), lambda xp, x, y, d, a: d * y * (1 - y), {}),
+    "logsigmoid": (lambda xp, x, a: -xp.logaddexp(0, -x), lambda xp, x, y, d, a: d * _sigmoid(xp, -x), {}),
+    "tanh": (lambda xp, x, a: xp.tanh(x), lambda xp, x, y, d, a: d * (1 - y * y), {}),
+    "exp": (lambda xp, x, a: xp.exp(x), lambda xp, x, y, d, a: d * y, {}),
+    "log": (lambda xp, x, a: xp.log(x), lambda xp, x, y, d, a: d / x, {}),
+    "sqrt": (lambda xp, x, a: xp.sqrt(x), lambda xp, x, y, d, a: d * 0.5 / y, {}),
+    "rsqrt": (lambda xp, x, a: 1 / xp.sqrt(x), lambda xp, x, y, d, a: d * -0.5 * y * y * y, {}),
+    "square": (lambda xp, x, a: x * x, lambda xp, x, y, d, a: d * 2 * x, {}),
+    "abs": (lambda xp, x, a: xp.abs(x), lambda xp, x, y, d, a: d * xp.sign(x), {}),
+    "reciprocal": (lambda xp, x, a: 1 / x, lambda xp, x, y, d, a: -d * y * y, {}),
+    "sin": (lambda xp, x, a: xp.sin(x), lambda xp, x, y, d, a: d * xp.cos(x), {}),
+    "cos": (lambda xp, x, a: xp.cos(x), lambda xp, x, y, d, a: -d * xp.sin(x), {}),
+    "softplus": (lambda xp, x, a: xp.logaddexp(0, x), lambda xp, x, y, d, a: d * _sigmoid(xp, x), {}),
+    "softsign": (lambda xp, x, a: x / (1 + xp.abs(x)), lambda xp, x, y, d, a: d / (1 + xp.abs(x)) ** 2, {}),
+    "leaky_relu": (lambda xp, x, a: xp.where(x > 0, x, a["alpha"] * x),
+                   lambda xp, x, y, d, a: xp.where(x > 0, d, a["alpha"] * d), {"alpha": 0.02}),
+    "relu6": (lambda xp, x, a: xp.clip(x, 0, a["threshold"]),
+              lambda xp, x, y, d, a: d * _between(x, 0, a["threshold"]), {"threshold": 6.0}),
+    "brelu": (lambda xp, x, a: xp.clip(x, a["t_min"], a["t_max"]),
+              lambda xp, x, y, d, a: d * _between(x, a["t_min"], a["t_max"]), {"t_min": 0.0, "t_max": 24.0}),
+    "elu": (lambda xp, x, a: xp.where(x > 0, x, a["alpha"] * (xp.exp(xp.minimum(x, 0)) - 1)),
+            lambda xp, x, y, d, a: xp.where(x > 0, d, d * (y + a["alpha"])), {"alpha": 1.0}),
+    "hard_sigmoid": (lambda xp, x, a: xp.clip(a["slope"] * x + a["offset"], 0, 1),
+                     lambda xp, x, y, d, a: d * a["slope"] * _between(y, 0, 1), {"slope": 0.2, "offset": 0.5}),
+    "swish": (lambda xp, x, a: x * _sigmoid(xp, a["beta"] * x),
+              lambda xp, x, y, d, a: d * _swish_grad(xp, x, a["beta"]), {"beta": 1.0}),
+    "pow": (lambda xp, x, a: x ** a["factor"],
+            lambda xp, x, y, d, a: d * a["factor"] * x ** (a["factor"] - 1), {"factor": 1.0}),
+    "stanh": (lambda xp, x, a: a["scale_b"] * xp.tanh(a["scale_a"] * x),
+              lambda xp, x, y, d, a: d * a["scale_a"] * a["scale_b"] * (1 - xp.tanh(a["scale_a"] * x) ** 2),
+              {"scale_a": 0.67, "scale_b": 1.7159}),
+}
+
+
+def _swish_grad(xp, x, beta):
+    s = _sigmoid(xp, beta * x)
+    return s + beta * x * s * (1 - s)
+
+
+def _register_unary(name, forward, backward, attrs):
+    def kernel(a, x):
+        return forward(array_module(x), x, a).astype(x.dtype, copy=False)
+
+    def grad(a, ins, outs, douts, need):
+        x, dout = ins[0], douts[0]
+        return (backward(array_module(x), x, outs[0], dout, a).astype(x.dtype, copy=False),)
+    register_op(name, inputs=("X",), outputs=("Out",), attrs={**_COMMON, **attrs}, infer_shape=same_as(0))(kernel)
+    register_grad(name)(grad)
+
+
+for _name, (_fwd, _bwd, _attrs) in _UNARY.items():
+    _register_unary(_name, _fwd, _bwd, _attrs)
+
+
+# --- softmax over one axis ----------------------------------------------------------------
+@register_op("softmax", inputs=("X",), outputs=("Out",), infer_shape=same_as(0),
+             attrs={**_COMMON, "axis": -1, "data_format": "AnyLayout"})
+def _softmax_forward(attrs, x):
+    xp = array_module(x)
+    e = xp.exp(x - x.max(axis=attrs["axis"], keepdims=True))
+    return e / e.sum(axis=attrs["axis"], keepdims=True)
+
+
+@register_grad("softmax")
+def _softmax_backward(attrs, ins, outs, douts, need):
+    out, dout = outs[0], douts[0]
+    return (out * (dout - (dout * out).sum(axis=attrs["axis"], keepdims=True)),)

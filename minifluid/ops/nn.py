@@ -1,0 +1,104 @@
+"""Layers with train/test behaviour: dropout and batch_norm (``is_test`` flips both)."""
+import numpy as np
+
+from .registry import array_module, register_grad, register_op
+
+
+# --- dropout ---------------------------------------------------------------------------------
+def _dropout_scale(attrs):
+    """Factor applied to kept units in training (upscale_in_train: 1/(1-p); 0 when p == 1)."""
+    p = attrs["dropout_prob"]
+    if attrs["dropout_implementation"] != "upscale_in_train":
+        return 1.0
+    return 1.0 / (1.0 - p) if p < 1.0 else 0.0
+
+
+@register_op("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), optional=("Seed",), no_grad_inputs=("Seed",),
+             attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
+                    "dropout_implementation": "downgrade_in_infer"},
+             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")), stateful=True)
+def _dropout_forward(attrs, x, seed_t):
+    p, upscale = attrs["dropout_prob"], attrs["dropout_implementation"] == "upscale_in_train"
+    if attrs["is_test"]:  # downgrade_in_infer: x * (1 - p); upscale_in_train: x
+        return (x.copy() if upscale else (x * (1.0 - p)).astype(x.dtype, copy=False)), None
+    xp = array_module(x)
+    if seed_t is not None or attrs["fix_seed"]:  # the same mask on every run, as in fluid
+        seed = int(seed_t.reshape(-1)[0]) if seed_t is not None else attrs["seed"]
+        uniform = xp.random.RandomState(seed).uniform(size=x.shape)
+    else:
+        uniform = xp.random.uniform(size=x.shape)
+    mask = (uniform >= p).astype(np.uint8)
+    return (x * mask * _dropout_scale(attrs)).astype(x.dtype, copy=False), mask
+
+
+@register_grad("dropout")
+def _dropout_backward(attrs, ins, outs, douts, need):
+    dout, mask = douts[0], outs[1]
+    if attrs["is_test"]:
+        factor = 1.0 if attrs["dropout_implementation"] == "upscale_in_train" else 1.0 - attrs["dropout_prob"]
+        return (dout * factor).astype(dout.dtype, copy=False), None
+    return (dout * mask * _dropout_scale(attrs)).astype(dout.dtype, copy=False), None
+
+
+# --- batch_norm ----------------------------------------------------------------------------------
+def _bn_axes(x, layout):
+    """(reduction axes, broadcast shape of a per-channel vector) for 2-D [N, C] or N-D NCHW/NHWC."""
+    c_axis = x.ndim - 1 if layout == "NHWC" or x.ndim == 2 else 1
+    axes = tuple(i for i in range(x.ndim) if i != c_axis)
+    shape = [1] * x.ndim
+    shape[c_axis] = x.shape[c_axis]
+    return axes, tuple(shape)
+
+
+def _bn_stats(attrs, x, mean, variance):
+    """(mean, variance, whether they are batch statistics) for this call."""
+    if attrs["is_test"] or attrs["use_global_stats"]:
+        return mean.astype(x.dtype, copy=False), variance.astype(x.dtype, copy=False), False
+    axes, _ = _bn_axes(x, attrs["data_layout"])
+    return x.mean(axis=axes), x.var(axis=axes), True
+
+
+def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
+    c = (x.shape[-1] if attrs["data_layout"] == "NHWC" or len(x.shape) == 2 else x.shape[1],)
+    stat = (c, mean.dtype)
+    return (x.shape, x.dtype), stat, stat, stat, stat, None
+
+
+@register_op("batch_norm", inputs=("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
+             outputs=("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance", "ReserveSpace"),
+             attrs={"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW", "use_mkldnn": False,
+                    "fuse_with_relu": False, "use_global_stats": False, "trainable_statistics": False},
+             optional=("MomentumTensor",), no_grad_inputs=("Mean", "Variance", "MomentumTensor"),
+             infer_shape=_bn_infer, stateful=True)
+def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
+    _, bshape = _bn_axes(x, attrs["data_layout"])
+    mu, var, batch = _bn_stats(attrs, x, mean, variance)
+    inv = 1.0 / array_module(x).sqrt(var + attrs["epsilon"])
+    y = ((x - mu.reshape(bshape)) * (inv * scale).reshape(bshape) + bias.reshape(bshape)).astype(x.dtype, copy=False)
+    if not batch:  # running statistics pass through unchanged
+        return y, mean, variance, mu, inv, None
+    m = float(momentum_t.reshape(-1)[0]) if momentum_t is not None else attrs["momentum"]
+    mean_out = (mean * m + mu * (1.0 - m)).astype(mean.dtype, copy=False)
+    var_out = (variance * m + var * (1.0 - m)).astype(variance.dtype, copy=False)
+    return y, mean_out, var_out, mu, inv, None
+
+
+@register_grad("batch_norm")
+def _batch_norm_backward(attrs, ins, outs, douts, need):
+    x, scale = ins[0], ins[1]
+    dy = douts[0]
+    axes, bshape = _bn_axes(x, attrs["data_layout"])
+    mu, var, batch = _bn_stats(attrs, x, ins[3], ins[4])
+    inv = 1.0 / array_module(x).sqrt(var + attrs["epsilon"])
+    xhat = (x - mu.reshape(bshape)) * inv.reshape(bshape)
+    dbias = dy.sum(axis=axes)
+    dscale = (dy * xhat).sum(axis=axes)
+    k = (scale * inv).reshape(bshape)
+    if batch:  # mean and variance depend on x
+        m = x.size // scale.size
+        dx = k * (dy - (dbias / m).reshape(bshape) - xhat * (dscale / m).reshape(bshape))
+    else:
+        dx = k * dy
+    cast = lambda a: a.astype(x.dtype, copy=False)  # noqa: E731
+    return (cast(dx) if need[0] else None, cast(dscale) if need[1] else None, cast(dbias) if need[2] else None,
+            None, None, None)

@@ -1,0 +1,60 @@
+"""reduce_* ops (fluid attrs: dim (list), keep_dim, reduce_all); a 0-d result becomes shape [1]."""
+from .registry import array_module, register_grad, register_op
+
+_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
+
+
+def _axes(attrs, ndim):
+    dims = attrs["dim"]
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if attrs["reduce_all"] or not dims or ndim == 0:
+        return tuple(range(ndim))
+    return tuple(sorted({d % ndim for d in dims}))
+
+
+def _reduce_infer(attrs, x):
+    axes = _axes(attrs, len(x.shape))
+    if attrs["keep_dim"]:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return (shape or (1,), x.dtype)
+
+
+def _kept_shape(x, axes):
+    return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+
+
+# name: (forward(x, axes), grad(x, out_kept, dout_kept, axes)); out/dout arrive with kept dims
+_REDUCE = {
+    "reduce_sum": (lambda x, axes: x.sum(axis=axes),
+                   lambda x, y, d, axes: array_module(x).broadcast_to(d, x.shape).copy()),
+    "reduce_mean": (lambda x, axes: x.mean(axis=axes),
+                    lambda x, y, d, axes: array_module(x).broadcast_to(d * (y.size / max(x.size, 1)),
+                                                                       x.shape).copy()),
+    "reduce_max": (lambda x, axes: x.max(axis=axes), lambda x, y, d, axes: d * (x == y)),
+    "reduce_min": (lambda x, axes: x.min(axis=axes), lambda x, y, d, axes: d * (x == y)),
+    "reduce_prod": (lambda x, axes: x.prod(axis=axes), lambda x, y, d, axes: d * y / x),
+}
+
+
+def _register_reduce(name, forward, backward):
+    def kernel(attrs, x):
+        axes = _axes(attrs, x.ndim)
+        out = forward(x, axes).astype(x.dtype, copy=False)
+        if attrs["keep_dim"]:
+            return out.reshape(_kept_shape(x, axes))
+        return out.reshape(1) if out.ndim == 0 else out
+
+    def grad(attrs, ins, outs, douts, need):
+        x = ins[0]
+        axes = _axes(attrs, x.ndim)
+        kept = _kept_shape(x, axes)
+        dx = backward(x, outs[0].reshape(kept), douts[0].reshape(kept), axes)
+        return (dx.astype(x.dtype, copy=False),)
+    register_op(name, inputs=("X",), outputs=("Out",), attrs=_ATTRS, infer_shape=_reduce_infer)(kernel)
+    register_grad(name)(grad)
+
+
+for _name, (_fwd, _bwd) in _REDUCE.items():
+    _register_reduce(_name, _fwd, _bwd)

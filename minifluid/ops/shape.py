@@ -1,0 +1,217 @@
+"""Shape ops: reshape2, transpose2, squeeze2, unsqueeze2, flatten2, concat, split, stack, unstack.
+
+The ``*2`` ops have fluid's auxiliary ``XShape`` output (fluid stores ``[0] + x.shape`` there for
+the grad op); minifluid's grads read X's shape directly, so XShape's value is None.
+Infer-shape helpers keep -1 (unknown, e.g. batch) dims as -1.
+"""
+import numpy as np
+
+from .registry import array_module, register_grad, register_op
+
+
+def _prod(dims):
+    dims = list(dims)
+    return -1 if any(d < 0 for d in dims) else int(np.prod(dims, dtype=np.int64))
+
+
+def _xshape(x):
+    return ((0,) + tuple(x.shape), x.dtype)
+
+
+# --- reshape2 ----------------------------------------------------------------------------------
+def _reshape_target(x_shape, shape):
+    """fluid's rule: 0 copies the input dim, one -1 is inferred. Unknown (-1) input dims that are
+    copied in place by a 0 cancel out, so reshape([-1, 4, 4], [0, -1]) infers [-1, 16]."""
+    out = [x_shape[i] if s == 0 else int(s) for i, s in enumerate(shape)]
+    if -1 in shape:
+        i = list(shape).index(-1)
+        copied = {j for j, s in enumerate(shape) if s == 0 and x_shape[j] < 0}
+        total = _prod(d for j, d in enumerate(x_shape) if j not in copied)
+        rest = _prod(d for j, d in enumerate(out) if j != i and j not in copied)
+        out[i] = -1 if total < 0 or rest <= 0 else total // rest
+    return tuple(out)
+
+
+def _reshape_shape(attrs, shape_t, shape_list):
+    if shape_list:
+        return [int(s.reshape(-1)[0]) for s in shape_list]
+    if shape_t is not None:
+        return [int(s) for s in shape_t.reshape(-1).tolist()]
+    return attrs["shape"]
+
+
+def _reshape_infer(attrs, x, shape_t, shape_list):
+    """Compile time uses the ``shape`` attr (as fluid does); a ShapeTensor list alone gives -1 dims."""
+    if not attrs["shape"] and shape_list:
+        return ((-1,) * len(shape_list), x.dtype), _xshape(x)
+    return (_reshape_target(x.shape, attrs["shape"]), x.dtype), _xshape(x)
+
+
+@register_op("reshape2", inputs=("X", "Shape", "ShapeTensor"), outputs=("Out", "XShape"),
+             attrs={"shape": [], "use_quantizer": False}, optional=("Shape", "ShapeTensor"),
+             duplicable=("ShapeTensor",), no_grad_inputs=("Shape", "ShapeTensor"), infer_shape=_reshape_infer)
+def _reshape2_forward(attrs, x, shape_t, shape_list):
+    return x.reshape(_reshape_target(x.shape, _reshape_shape(attrs, shape_t, shape_list))), None
+
+
+@register_grad("reshape2")
+def _reshape2_backward(attrs, ins, outs, douts, need):
+    return douts[0].reshape(ins[0].shape), None, []  # [] (not None) for the duplicable ShapeTensor slot
+
+
+# --- transpose2 --------------------------------------------------------------------------------
+@register_op("transpose2", inputs=("X",), outputs=("Out", "XShape"),
+             attrs={"axis": [], "use_mkldnn": False, "data_format": "AnyLayout"},
+             infer_shape=lambda attrs, x: ((tuple(x.shape[a] for a in attrs["axis"]), x.dtype), _xshape(x)))
+def _transpose2_forward(attrs, x):
+    return x.transpose(attrs["axis"]), None
+
+
+@register_grad("transpose2")
+def _transpose2_backward(attrs, ins, outs, douts, need):
+    return (douts[0].transpose(np.argsort(attrs["axis"]).tolist()),)
+
+
+# --- squeeze2 / unsqueeze2 / flatten2 ----------------------------------------------------------
+def _squeeze_shape(shape, axes):
+    nd = len(shape)
+    drop = {a % nd for a in axes if shape[a % nd] in (1, -1)} if axes else {i for i, d in enumerate(shape) if d == 1}
+    return tuple(d for i, d in enumerate(shape) if i not in drop)
+
+
+def _unsqueeze_shape(shape, axes):
+    out = list(shape)
+    for a in axes:  # fluid inserts one at a time; negative axes count from the growing end
+        out.insert(a + len(out) + 1 if a < 0 else a, 1)
+    return tuple(out)
+
+
+def _flatten_shape(shape, axis):
+    return (_prod(shape[:axis]) if axis else 1, _prod(shape[axis:]))
+
+
+_RELAYOUT = {  # name: (attrs, shape rule(shape, attrs))
+    "squeeze2": ({"axes": []}, lambda shape, a: _squeeze_shape(shape, a["axes"])),
+    "unsqueeze2": ({"axes": []}, lambda shape, a: _unsqueeze_shape(shape, a["axes"])),
+    "flatten2": ({"axis": 1}, lambda shape, a: _flatten_shape(shape, a["axis"])),
+}
+
+
+def _register_relayout(name, attrs, rule):
+    def infer(a, x):
+        return (rule(tuple(x.shape), a), x.dtype), _xshape(x)
+
+    def kernel(a, x):
+        return x.reshape(rule(x.shape, a)), None
+
+    def grad(a, ins, outs, douts, need):
+        return (douts[0].reshape(ins[0].shape),)
+    register_op(name, inputs=("X",), outputs=("Out", "XShape"), attrs=attrs, infer_shape=infer)(kernel)
+    register_grad(name)(grad)
+
+
+for _name, (_attrs, _rule) in _RELAYOUT.items():
+    _register_relayout(_name, _attrs, _rule)
+
+
+# --- concat / split ----------------------------------------------------------------------------
+def _concat_infer(attrs, xs, axis_t):
+    shape = list(xs[0].shape)
+    axis = attrs["axis"] % len(shape)
+    dims = [x.shape[axis] for x in xs]
+    shape[axis] = -1 if any(d < 0 for d in dims) else sum(dims)
+    return (tuple(shape), xs[0].dtype)
+
+
+@register_op("concat", inputs=("X", "AxisTensor"), outputs=("Out",), attrs={"axis": 0, "use_quantizer": False},
+             duplicable=("X",), optional=("AxisTensor",), no_grad_inputs=("AxisTensor",), infer_shape=_concat_infer)
+def _concat_forward(attrs, xs, axis_t):
+    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+    return array_module(xs[0]).concatenate(xs, axis=axis)
+
+
+@register_grad("concat")
+def _concat_backward(attrs, ins, outs, douts, need):
+    xs, dout = ins[0], douts[0]
+    axis = attrs["axis"] % dout.ndim
+    bounds = np.cumsum([x.shape[axis] for x in xs])[:-1].tolist()
+    return array_module(dout).split(dout, bounds, axis=axis), None
+
+
+def _split_sizes(dim, attrs):
+    """Section sizes along the split axis (one -1 section is inferred; unknown dims stay -1)."""
+    if attrs["num"] > 0:
+        return [dim // attrs["num"] if dim >= 0 else -1] * attrs["num"]
+    sections = list(attrs["sections"])
+    if -1 in sections:
+        i = sections.index(-1)
+        sections[i] = dim - sum(s for j, s in enumerate(sections) if j != i) if dim >= 0 else -1
+    return sections
+
+
+def _split_infer(attrs, x, axis_t, sections_t):
+    axis = attrs["axis"] % len(x.shape)
+    metas = []
+    for size in _split_sizes(x.shape[axis], attrs):
+        shape = list(x.shape)
+        shape[axis] = size
+        metas.append((tuple(shape), x.dtype))
+    return metas
+
+
+@register_op("split", inputs=("X", "AxisTensor", "SectionsTensorList"), outputs=("Out",),
+             attrs={"axis": 0, "num": 0, "sections": []}, duplicable=("Out", "SectionsTensorList"),
+             optional=("AxisTensor", "SectionsTensorList"), no_grad_inputs=("AxisTensor", "SectionsTensorList"),
+             infer_shape=_split_infer)
+def _split_forward(attrs, x, axis_t, sections_t):
+    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+    if sections_t:
+        attrs = {**attrs, "num": 0, "sections": [int(s.reshape(-1)[0]) for s in sections_t]}
+    bounds = np.cumsum(_split_sizes(x.shape[axis], attrs))[:-1].tolist()
+    return array_module(x).split(x, bounds, axis=axis)
+
+
+@register_grad("split")
+def _split_backward(attrs, ins, outs, douts, need):
+    xp = array_module(ins[0])
+    pieces = [d if d is not None else xp.zeros_like(o) for o, d in zip(outs[0], douts[0])]
+    return xp.concatenate(pieces, axis=attrs["axis"]), None, []  # [] for the duplicable SectionsTensorList
+
+
+# --- stack / unstack ---------------------------------------------------------------------------
+def _stacked_shape(shape, axis, n):
+    axis = axis % (len(shape) + 1)
+    return tuple(shape[:axis]) + (n,) + tuple(shape[axis:])
+
+
+@register_op("stack", inputs=("X",), outputs=("Y",), attrs={"axis": 0}, duplicable=("X",),
+             infer_shape=lambda attrs, xs: (_stacked_shape(xs[0].shape, attrs["axis"], len(xs)), xs[0].dtype))
+def _stack_forward(attrs, xs):
+    return array_module(xs[0]).stack(xs, axis=attrs["axis"])
+
+
+@register_grad("stack")
+def _stack_backward(attrs, ins, outs, douts, need):
+    dy = douts[0]
+    axis = attrs["axis"] % dy.ndim
+    return ([dy.take(i, axis=axis) for i in range(dy.shape[axis])],)
+
+
+def _unstack_infer(attrs, x):
+    axis = attrs["axis"] % len(x.shape)
+    shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+    return [(shape, x.dtype)] * (attrs["num"] or x.shape[axis])
+
+
+@register_op("unstack", inputs=("X",), outputs=("Y",), attrs={"axis": 0, "num": 0}, duplicable=("Y",),
+             infer_shape=_unstack_infer)
+def _unstack_forward(attrs, x):
+    axis = attrs["axis"] % x.ndim
+    return [x.take(i, axis=axis) for i in range(x.shape[axis])]
+
+
+@register_grad("unstack")
+def _unstack_backward(attrs, ins, outs, douts, need):
+    xp = array_module(ins[0])
+    pieces = [d if d is not None else xp.zeros_like(o) for o, d in zip(outs[0], douts[0])]
+    return (xp.stack(pieces, axis=attrs["axis"]),)
