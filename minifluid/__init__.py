@@ -6,6 +6,8 @@ from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
 from . import backward, clip, initializer, optimizer, regularizer
+from . import io
+from .data.feeder import DataFeeder
 from .backward import gradients
 from .param_attr import ParamAttr
 from .executor import Executor, Scope, global_scope, scope_guard
@@ -25,4 +27,5 @@ __all__ = sorted([
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",
     "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
+    "DataFeeder", "io",
 ])

@@ -1,4 +1,21 @@
 """User-facing graph builders: thin functions that append ops; no kernels, no threads."""
+from .helper import LayerHelper
+from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
 from .io import layers_data as data
+from .loss import cross_entropy, softmax_with_cross_entropy, square_error_cost
+from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
+                   elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
+                   scale)
+from .nn import accuracy, batch_norm, conv2d, dropout, fc, pool2d, relu, sigmoid, softmax, square, tanh
+from .tensor import (assign, cast, concat, create_global_var, create_tensor, fill_constant, flatten, ones, reshape,
+                     split, squeeze, sums, transpose, unsqueeze, zeros)
 
-__all__ = ["data"]
+__all__ = [
+    "LayerHelper", "accuracy", "assign", "batch_norm", "cast", "concat", "conv2d", "create_global_var",
+    "create_py_reader_by_data", "create_tensor", "cross_entropy", "data", "double_buffer", "dropout",
+    "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul",
+    "elementwise_pow", "elementwise_sub", "fc", "fill_constant", "flatten", "matmul", "mean", "ones", "pool2d",
+    "py_reader", "read_file", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "reshape",
+    "scale", "sigmoid", "softmax", "softmax_with_cross_entropy", "split", "square", "square_error_cost",
+    "squeeze", "sums", "tanh", "transpose", "unsqueeze", "zeros",
+]

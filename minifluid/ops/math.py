@@ -55,7 +55,7 @@ def _register_elementwise(name, forward, grad_x, grad_y):
         dout = douts[0]
         yv = _y_view(x, y, attrs["axis"])
         dx = _unbroadcast(grad_x(x, yv, dout), x.shape) if need[0] else None
-        dy = _unbroadcast(grad_y(x, yv, dout), y.shape) if need[1] else None
+        dy = _unbroadcast(grad_y(x, yv, dout), yv.shape).reshape(y.shape) if need[1] else None
         return dx, dy
     register_grad(name)(backward)
 

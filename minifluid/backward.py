@@ -1,0 +1,252 @@
+"""append_backward / gradients: a reverse walk that appends one ``<type>_grad`` op per forward op.
+
+Everything op-specific comes from the registry (``OpSpec.grad``, ``no_grad_inputs``); this module
+only decides *which* gradients exist and wires names.
+
+NOTE [ Which gradients backward computes ]
+A variable gets a gradient only when all of these hold:
+  * it is a float tensor, not ``stop_gradient`` and not in ``no_grad_set``;
+  * it depends on a *seed*: a parameter being trained (``append_backward``) or one of the
+    ``inputs`` (``gradients``), through ops that have a registered gradient, entering them
+    through slots that are not ``no_grad_inputs``;
+  * some op consuming it has an output with a gradient (so it lies on a path to a target).
+A grad op is appended for a forward op only if one of its outputs has a gradient and one of its
+inputs needs one, and it carries ``<in>@GRAD`` output slots only for the inputs that need one.
+So data inputs (the image fed to the first ``fc``, integer labels) never get gradients, and the
+matmul that would produce them is never run.
+
+NOTE [ Gradient accumulation ]
+A variable read by k > 1 ops (or twice by one op) receives k gradient contributions. A first
+planning pass counts them; contributions are then named ``x@GRAD@RENAME@0 .. k-1`` and a ``sum``
+op right after the last one writes ``x@GRAD``. With a single contribution it is written to
+``x@GRAD`` directly. Output gradients missing from a duplicable slot (one unused ``split`` output)
+are filled with ``fill_zeros_like``; a missing non-duplicable one reaches the kernel as None.
+"""
+from collections import Counter
+
+from .framework.dtypes import is_float_dtype
+from .framework.variable import Variable
+from .ops.registry import OpRole, get_op_spec, grad_var_name
+
+__all__ = ["append_backward", "gradients", "EMPTY_VAR_NAME"]
+
+EMPTY_VAR_NAME = "@EMPTY@"
+_RENAME = "@RENAME@"
+
+
+def _as_list(x):
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple, set, frozenset)) else [x]
+
+
+def _names(items):
+    return {v if isinstance(v, str) else v.name for v in _as_list(items)}
+
+
+class _Walk:
+    """One backward construction over ``block`` (see the NOTEs above)."""
+
+    def __init__(self, block, no_grad_set, callbacks):
+        self.block = block
+        self.no_grad = no_grad_set
+        self.callbacks = callbacks
+        self.ops = list(block.ops)
+        self.count = Counter()     # forward var -> number of gradient contributions
+        self.emitted = Counter()   # forward var -> contributions named so far
+        self.parts = {}            # forward var -> contribution names
+        self.grad_of = {}          # forward var -> name of its complete gradient
+
+    def _var(self, name):
+        return self.block._find_var_recursive(name)
+
+    def _differentiable(self, name):
+        v = self._var(name)
+        return (v is not None and name not in self.no_grad and not v.stop_gradient
+                and v.dtype is not None and is_float_dtype(v.dtype))
+
+    def requires_grad(self, seeds):
+        """Forward pass: the variables whose gradient can be non-zero for some seed."""
+        req = {n for n in seeds if self._differentiable(n)}
+        for op in self.ops:
+            spec = get_op_spec(op.type)
+            if spec.grad is None:
+                continue
+            if any(n in req for slot, names in op.inputs.items() if slot not in spec.no_grad_inputs
+                   for n in names):
+                req.update(n for n in op.output_arg_names if self._differentiable(n))
+        return req
+
+    def plan(self, targets, req):
+        """Reverse pass without emitting: (op, {slot: [needs grad per var]}) in backward order."""
+        has_grad = set(targets)
+        self.count.update(targets)
+        steps = []
+        for op in reversed(self.ops):
+            spec = get_op_spec(op.type)
+            if spec.grad is None or not any(n in has_grad for n in op.output_arg_names):
+                continue
+            need = {}
+            for slot in spec.inputs:
+                names = op.inputs.get(slot) or []
+                flags = [n in req for n in names]
+                if slot not in spec.no_grad_inputs and any(flags):
+                    need[slot] = flags
+            if not need:
+                continue
+            steps.append((op, need))
+            for slot, flags in need.items():
+                for name, flag in zip(op.inputs[slot], flags):
+                    if flag:
+                        has_grad.add(name)
+                        self.count[name] += 1
+        return steps
+
+    # --- emitting ------------------------------------------------------------------------------
+    def _contribution(self, name, fixed=None):
+        k = self.emitted[name]
+        self.emitted[name] += 1
+        if fixed is not None:
+            gname = fixed
+        else:
+            gname = grad_var_name(name) if self.count[name] == 1 else f"{grad_var_name(name)}{_RENAME}{k}"
+            fwd = self._var(name)
+            self.block.create_var(name=gname, shape=fwd.shape, dtype=fwd.dtype, lod_level=fwd.lod_level)
+        self.parts.setdefault(name, []).append(gname)
+        return gname
+
+    def _finish(self, name):
+        """After the last contribution to ``name``: record its gradient, summing when needed."""
+        if self.emitted[name] != self.count[name]:
+            return
+        parts = self.parts[name]
+        if len(parts) == 1:
+            self.grad_of[name] = parts[0]
+            return
+        fwd = self._var(name)
+        out = self.block.create_var(name=grad_var_name(name), shape=fwd.shape, dtype=fwd.dtype,
+                                    lod_level=fwd.lod_level)
+        self._append("sum", {"X": parts}, {"Out": [out.name]}, {})
+        self.grad_of[name] = out.name
+
+    def _append(self, type, inputs, outputs, attrs, role=OpRole.Backward):
+        attrs = dict(attrs, op_role=role)
+        op = self.block.append_op(type=type, inputs=inputs, outputs=outputs, attrs=attrs)
+        for cb in self.callbacks:
+            cb(block=self.block, context={g: n for n, g in self.grad_of.items()})
+        return op
+
+    def seed(self, target, given):
+        """The gradient of a target: the given variable, or ones shaped like the target."""
+        role = OpRole.Backward | OpRole.Loss
+        if given is not None:
+            self._contribution(target.name, fixed=given.name)
+        elif target.shape is not None and all(d >= 0 for d in target.shape):
+            self._append("fill_constant", {}, {"Out": [self._contribution(target.name)]},
+                         {"shape": list(target.shape), "dtype": target.dtype, "value": 1.0}, role=role)
+        else:  # a batch-sized target (fluid.gradients): ones like its run-time value
+            self._append("fill_any_like", {"X": [target.name]}, {"Out": [self._contribution(target.name)]},
+                         {"value": 1.0}, role=role)
+        self._finish(target.name)
+
+    def emit(self, op, need):
+        spec = get_op_spec(op.type)
+        inputs = {slot: op.inputs[slot] for slot in spec.inputs if op.inputs.get(slot)}
+        inputs.update((slot, op.outputs[slot]) for slot in spec.outputs if op.outputs.get(slot))
+        for slot in spec.outputs:
+            names = op.outputs.get(slot) or []
+            grads = [self.grad_of.get(n) for n in names]
+            if not any(grads):
+                continue
+            if slot in spec.duplicable and not all(grads):
+                grads = [g or self._zeros_like(n) for n, g in zip(names, grads)]
+            inputs[grad_var_name(slot)] = grads
+        outputs, produced, role_var = {}, [], []
+        for slot, flags in need.items():
+            names = []
+            for name, flag in zip(op.inputs[slot], flags):
+                if flag:
+                    names.append(self._contribution(name))
+                    produced.append(name)
+                    if getattr(self._var(name), "trainable", False):
+                        role_var += [name, names[-1]]
+                else:
+                    names.append(EMPTY_VAR_NAME)
+            outputs[grad_var_name(slot)] = names
+        attrs = dict(op.attrs, op_role_var=role_var)
+        self._append(op.type + "_grad", inputs, outputs, attrs)
+        for name in dict.fromkeys(produced):
+            self._finish(name)
+
+    def _zeros_like(self, name):
+        fwd = self._var(name)
+        zname = grad_var_name(name) + "@ZERO"
+        self.block.create_var(name=zname, shape=fwd.shape, dtype=fwd.dtype)
+        self._append("fill_zeros_like", {"X": [name]}, {"Out": [zname]}, {})
+        return zname
+
+
+def _build(targets, seeds, target_gradients, no_grad_set, callbacks):
+    block = targets[0].block
+    walk = _Walk(block, _names(no_grad_set), _as_list(callbacks))
+    req = walk.requires_grad(seeds)
+    steps = walk.plan([t.name for t in targets], req)
+    givens = _as_list(target_gradients) or [None] * len(targets)
+    if len(givens) != len(targets):
+        raise ValueError(f"target_gradients has {len(givens)} entries but there are {len(targets)} targets")
+    for target, given in zip(targets, givens):
+        walk.seed(target, given)
+    for op, need in steps:
+        walk.emit(op, need)
+    return walk
+
+
+def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None):
+    """Append the backward ops of ``loss`` to its block.
+
+    Args:
+        loss (Variable): the scalar-like loss (shape fully known, e.g. [1]).
+        parameter_list (list of Parameter or str, optional): parameters to differentiate;
+            default every trainable parameter of the program.
+        no_grad_set (set of Variable or str, optional): variables that get no gradient.
+        callbacks (list of callable, optional): ``cb(block=, context=)`` after each appended op.
+
+    Returns:
+        list of (Parameter, Variable): each parameter with its gradient, in program order.
+    """
+    if not isinstance(loss, Variable):
+        raise TypeError(f"append_backward: loss must be a Variable, got {type(loss).__name__}")
+    block = loss.block
+    program = block.program
+    if parameter_list:
+        params = [program.global_block()._var_recursive(p) if isinstance(p, str) else p for p in parameter_list]
+    else:
+        params = [p for p in program.global_block().all_parameters() if p.trainable]
+    for op in reversed(block.ops):
+        if loss.name in op.output_arg_names:
+            op._set_attr("op_role", int(op.attrs.get("op_role", 0)) | OpRole.Forward | OpRole.Loss)
+            break
+    if loss.shape is None or any(d < 0 for d in loss.shape):
+        raise ValueError(f"append_backward: the loss {loss.name!r} has shape {loss.shape}; it must have a fully "
+                         "known shape such as [1] (reduce it with fluid.layers.mean or reduce_mean)")
+    walk = _build([loss], {p.name for p in params}, None, no_grad_set, callbacks)
+    return [(p, block._var_recursive(walk.grad_of[p.name])) for p in params if p.name in walk.grad_of]
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
+    """Gradients of ``targets`` (summed) with respect to ``inputs``.
+
+    Args:
+        targets (Variable or list): what to differentiate.
+        inputs (Variable or list): what to differentiate with respect to.
+        target_gradients (Variable or list, optional): the gradients of the targets; default ones.
+        no_grad_set (set of Variable or str, optional): variables that get no gradient.
+
+    Returns:
+        list of Variable: one gradient per input, None where an input gets none (for example a
+        ``stop_gradient`` data variable, as in fluid).
+    """
+    targets, inputs = _as_list(targets), _as_list(inputs)
+    walk = _build(targets, {v.name for v in inputs}, target_gradients, no_grad_set, None)
+    block = targets[0].block
+    return [block._var_recursive(walk.grad_of[v.name]) if v.name in walk.grad_of else None for v in inputs]

@@ -1,0 +1,150 @@
+"""Tensor layers: creation (fill_constant, zeros, ones, create_tensor, create_global_var, assign),
+dtype (cast) and shape plumbing (reshape, transpose, flatten, squeeze, unsqueeze, concat, split, sums)."""
+import numpy as np
+
+from ..framework.dtypes import convert_dtype
+from ..framework.variable import Variable
+from ..initializer import Constant, NumpyArrayInitializer
+from .helper import LayerHelper
+
+__all__ = ["assign", "cast", "concat", "create_global_var", "create_tensor", "fill_constant", "flatten", "ones",
+           "reshape", "split", "squeeze", "sums", "transpose", "unsqueeze", "zeros"]
+
+
+def create_tensor(dtype, name=None, persistable=False):
+    """An empty variable of ``dtype`` in the current block."""
+    helper = LayerHelper("create_tensor", name=name)
+    return helper.create_variable(name=helper.name, dtype=dtype, persistable=persistable)
+
+
+def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    """A global-block variable filled with ``value`` by the startup program."""
+    helper = LayerHelper("global_var", name=name)
+    var = helper.create_global_variable(name=helper.name, shape=list(shape), dtype=dtype,
+                                        persistable=persistable, stop_gradient=True)
+    helper.set_variable_initializer(var, Constant(value=float(value), force_cpu=force_cpu))
+    return var
+
+
+def fill_constant(shape, dtype, value, force_cpu=False, out=None):
+    """A tensor of ``shape`` filled with ``value`` (written into ``out`` when given)."""
+    helper = LayerHelper("fill_constant")
+    dtype = convert_dtype(dtype)
+    if out is None:
+        out = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    helper.append_op(type="fill_constant", outputs={"Out": [out]},
+                     attrs={"shape": [int(d) for d in shape], "dtype": dtype, "value": float(value),
+                            "force_cpu": force_cpu})
+    return out
+
+
+def zeros(shape, dtype, force_cpu=False):
+    return fill_constant(shape, dtype, 0.0, force_cpu)
+
+
+def ones(shape, dtype, force_cpu=False):
+    return fill_constant(shape, dtype, 1.0, force_cpu)
+
+
+def assign(input, output=None):
+    """Copy a Variable (``assign``) or a numpy array (``assign_value``) into ``output``."""
+    helper = LayerHelper("assign")
+    if isinstance(input, Variable):
+        output = output if output is not None else helper.create_variable_for_type_inference(input.dtype)
+        helper.append_op(type="assign", inputs={"X": [input]}, outputs={"Out": [output]})
+        return output
+    if not isinstance(input, np.ndarray):
+        raise TypeError(f"assign: input must be a Variable or numpy.ndarray, got {type(input).__name__}")
+    dtype = convert_dtype(input.dtype)
+    output = output if output is not None else helper.create_variable_for_type_inference(dtype)
+    output.shape = output.shape if output.shape is not None else tuple(input.shape)
+    op_type, attrs = NumpyArrayInitializer(input)._op(output, None)
+    helper.append_op(type=op_type, outputs={"Out": [output]}, attrs={**attrs, "shape": list(input.shape),
+                                                                     "dtype": dtype})
+    return output
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype``."""
+    helper = LayerHelper("cast", x=x)
+    dtype = convert_dtype(dtype)
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(type="cast", inputs={"X": [x]}, outputs={"Out": [out]},
+                     attrs={"in_dtype": x.dtype, "out_dtype": dtype})
+    return out
+
+
+def _with_xshape(op_type, x, attrs, name=None, act=None, extra_inputs=None):
+    helper = LayerHelper(op_type, x=x, name=name, act=act)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    x_shape = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op(type=op_type, inputs={"X": [x], **(extra_inputs or {})},
+                     outputs={"Out": [out], "XShape": [x_shape]}, attrs=attrs)
+    return helper.append_activation(out)
+
+
+def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
+    """``x`` with a new shape: one dimension may be -1 (inferred), 0 copies the input's dimension.
+
+    ``actual_shape`` (an int32 Variable) overrides ``shape`` at run time; ``inplace`` is ignored.
+    """
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"reshape: shape must be a list or tuple, got {type(shape).__name__}")
+    if sum(1 for d in shape if d == -1) > 1:
+        raise ValueError("Only one dimension value of 'shape' in reshape can be -1.")
+    extra = {"Shape": [actual_shape]} if actual_shape is not None else None
+    return _with_xshape("reshape2", x, {"shape": [int(d) for d in shape]}, name, act, extra)
+
+
+def transpose(x, perm, name=None):
+    """``x`` with its dimensions permuted by ``perm``."""
+    if len(perm) != len(x.shape):
+        raise ValueError(f"transpose: perm {list(perm)} must have one entry per dimension of x "
+                         f"(shape {list(x.shape)})")
+    return _with_xshape("transpose2", x, {"axis": [int(p) for p in perm]}, name)
+
+
+def flatten(x, axis=1, name=None):
+    """``x`` as a 2-D tensor: dimensions before ``axis`` form the rows, the rest the columns."""
+    return _with_xshape("flatten2", x, {"axis": int(axis)}, name)
+
+
+def squeeze(input, axes, name=None):
+    return _with_xshape("squeeze2", input, {"axes": [int(a) for a in axes]}, name)
+
+
+def unsqueeze(input, axes, name=None):
+    axes = [axes] if isinstance(axes, int) else axes
+    return _with_xshape("unsqueeze2", input, {"axes": [int(a) for a in axes]}, name)
+
+
+def concat(input, axis=0, name=None):
+    """Join a list of tensors along ``axis``."""
+    helper = LayerHelper("concat", input=input, name=name)
+    out = helper.create_variable_for_type_inference(helper.input_dtype())
+    helper.append_op(type="concat", inputs={"X": helper.multiple_input()}, outputs={"Out": [out]},
+                     attrs={"axis": axis})
+    return out
+
+
+def split(input, num_or_sections, dim=-1, name=None):
+    """Split along ``dim`` into ``num_or_sections`` equal parts, or parts of the listed sizes."""
+    helper = LayerHelper("split", input=input, name=name)
+    if isinstance(num_or_sections, int):
+        num, sections = num_or_sections, []
+        count = num
+    else:
+        num, sections = 0, [int(s) for s in num_or_sections]
+        count = len(sections)
+    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(count)]
+    helper.append_op(type="split", inputs={"X": [input]}, outputs={"Out": outs},
+                     attrs={"num": num, "sections": sections, "axis": dim})
+    return outs
+
+
+def sums(input, out=None):
+    """Elementwise sum of a list of tensors."""
+    helper = LayerHelper("sum", input=input)
+    out = out if out is not None else helper.create_variable_for_type_inference(helper.input_dtype())
+    helper.append_op(type="sum", inputs={"X": helper.multiple_input()}, outputs={"Out": [out]})
+    return out

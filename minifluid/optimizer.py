@@ -1,0 +1,260 @@
+"""Optimizers: ``minimize`` = append_backward + clipping + regularization + one update op per parameter.
+
+The learning rate is a persistable ``[1]`` variable (``learning_rate_<n>``) and every accumulator
+(``<param>_moment1_<n>``, ``<param>_velocity_<n>`` ...) a persistable variable of the parameter's
+shape; all of them are filled by ``fill_constant`` ops in the startup program. Update ops carry
+``op_role = OpRole.Optimize`` and update in place (NOTE [ In-place optimizer updates ] in
+ops/optimizer.py). A parameter's ``ParamAttr(learning_rate=r)`` adds one ``scale`` op giving it
+``r * learning_rate``.
+"""
+from collections import defaultdict
+
+from .backward import append_backward
+from .clip import GradientClipBase, append_gradient_clip_ops
+from .framework import unique_name
+from .framework.program import default_main_program, default_startup_program, program_guard
+from .framework.variable import Variable
+from .initializer import Constant
+from .layers.helper import LayerHelper
+from .layers.tensor import create_global_var
+from .ops.registry import OpRole
+from .regularizer import append_regularization_ops
+
+__all__ = ["Adagrad", "AdagradOptimizer", "Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer", "Optimizer",
+           "RMSProp", "RMSPropOptimizer", "SGD", "SGDOptimizer"]
+
+
+class Optimizer:
+    """Base class; subclasses define ``type``, ``_create_accumulators`` and ``_append_optimize_op``."""
+
+    type = None
+
+    def __init__(self, learning_rate, parameter_list=None, regularization=None, grad_clip=None, name=None):
+        if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
+            raise TypeError(f"learning rate should be float or Variable, got {type(learning_rate).__name__}")
+        if grad_clip is not None and not isinstance(grad_clip, GradientClipBase):
+            raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
+        self._learning_rate = learning_rate
+        self._parameter_list = parameter_list
+        self.regularization = regularization
+        self._grad_clip = grad_clip
+        self._name = name
+        self._learning_rate_map = {}
+        self._accumulators = defaultdict(dict)
+        self.helper = None
+
+    # --- learning rate ---------------------------------------------------------------------------
+    def _create_global_learning_rate(self):
+        program = default_main_program()
+        if program in self._learning_rate_map:
+            return
+        if isinstance(self._learning_rate, Variable):
+            self._learning_rate_map[program] = self._learning_rate
+            return
+        self._learning_rate_map[program] = create_global_var(
+            name=unique_name.generate("learning_rate"), shape=[1], value=float(self._learning_rate),
+            dtype="float32", persistable=True)
+
+    def _global_learning_rate(self, program=None):
+        return self._learning_rate_map.get(program if program is not None else default_main_program())
+
+    def _create_param_lr(self, param):
+        """The global learning rate, scaled by the parameter's own ``learning_rate`` when not 1."""
+        lr = self._global_learning_rate()
+        factor = param.optimize_attr.get("learning_rate", 1.0)
+        if isinstance(factor, Variable):
+            return factor
+        if factor == 1.0:
+            return lr
+        block = default_main_program().global_block()
+        out = block.create_var(name=unique_name.generate("learning_rate_scaled"), shape=[1], dtype=lr.dtype)
+        block.append_op(type="scale", inputs={"X": [lr]}, outputs={"Out": [out]},
+                        attrs={"scale": float(factor), "op_role": OpRole.Optimize})
+        return out
+
+    # --- accumulators ---------------------------------------------------------------------------
+    def _add_accumulator(self, name, param, dtype=None, fill_value=0.0, shape=None):
+        if param.name in self._accumulators[name]:
+            raise ValueError(f"Accumulator {name} already exists for parameter {param.name}")
+        var = self.helper.create_global_variable(
+            name=unique_name.generate(param.name + "_" + name), persistable=True, stop_gradient=True,
+            dtype=dtype or param.dtype, shape=list(shape if shape is not None else param.shape))
+        self.helper.set_variable_initializer(var, Constant(value=float(fill_value)))
+        self._accumulators[name][param.name] = var
+        return var
+
+    def _get_accumulator(self, name, param):
+        try:
+            return self._accumulators[name][param.name]
+        except KeyError:
+            raise ValueError(f"Accumulator {name} does not exist for parameter {param.name}") from None
+
+    def _create_accumulators(self, block, parameters):
+        pass
+
+    def _append_optimize_op(self, block, param_and_grad):
+        raise NotImplementedError
+
+    def _optimize_op(self, block, param, grad, inputs, outputs, attrs):
+        """Append this optimizer's op for one parameter (Param/Grad/LearningRate filled in here)."""
+        inputs = {"Param": [param], "Grad": [grad], "LearningRate": [self._create_param_lr(param)], **inputs}
+        outputs = {"ParamOut": [param], **outputs}
+        attrs = dict(attrs, op_role=OpRole.Optimize, op_role_var=[param.name, grad.name])
+        return block.append_op(type=self.type, inputs=inputs, outputs=outputs, attrs=attrs)
+
+    # --- the public steps ---------------------------------------------------------------------------
+    def _create_optimization_pass(self, parameters_and_grads):
+        block = default_main_program().global_block()
+        start = len(block.ops)
+        self.helper = LayerHelper(self.__class__.__name__)
+        trainable = [(p, g) for p, g in parameters_and_grads if g is not None and p.trainable]
+        self._create_accumulators(block, [p for p, _ in trainable])
+        self._create_global_learning_rate()
+        for param_and_grad in trainable:
+            self._append_optimize_op(block, param_and_grad)
+        return block.ops[start:]
+
+    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
+        """append_backward for ``loss``; returns the (param, grad) pairs."""
+        parameter_list = parameter_list if parameter_list is not None else self._parameter_list
+        return append_backward(loss, parameter_list, no_grad_set, callbacks)
+
+    def apply_gradients(self, params_grads):
+        """Clip, regularize, then append the update ops (in the current default programs)."""
+        params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
+        if self._grad_clip is not None:
+            params_grads = self._grad_clip(params_grads)
+        else:
+            params_grads = append_gradient_clip_ops(params_grads)
+        params_grads = append_regularization_ops(params_grads, self.regularization)
+        return self._create_optimization_pass(params_grads)
+
+    def apply_optimize(self, loss, startup_program, params_grads):
+        with program_guard(loss.block.program, startup_program or default_startup_program()):
+            return self.apply_gradients(params_grads)
+
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
+        if not isinstance(loss, Variable):
+            raise TypeError(f"The loss should be a Variable, got {type(loss).__name__}")
+        params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
+        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        return optimize_ops, params_grads
+
+
+class SGDOptimizer(Optimizer):
+    """``param -= lr * grad``."""
+
+    type = "sgd"
+
+    def _append_optimize_op(self, block, param_and_grad):
+        param, grad = param_and_grad
+        return self._optimize_op(block, param, grad, {}, {}, {})
+
+
+class MomentumOptimizer(Optimizer):
+    """``v = mu * v + grad``; ``param -= lr * v`` (Nesterov: ``param -= lr * (grad + mu * v)``)."""
+
+    type = "momentum"
+
+    def __init__(self, learning_rate, momentum, parameter_list=None, use_nesterov=False, regularization=None,
+                 grad_clip=None, name=None):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self._momentum = float(momentum)
+        self._use_nesterov = bool(use_nesterov)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("velocity", p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        param, grad = param_and_grad
+        velocity = self._get_accumulator("velocity", param)
+        return self._optimize_op(block, param, grad, {"Velocity": [velocity]}, {"VelocityOut": [velocity]},
+                                 {"mu": self._momentum, "use_nesterov": self._use_nesterov})
+
+
+class AdamOptimizer(Optimizer):
+    """Adam with fluid's bias correction (epsilon scaled by sqrt(1 - beta2^t)); ``lazy_mode`` is ignored."""
+
+    type = "adam"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameter_list=None,
+                 regularization=None, grad_clip=None, name=None, lazy_mode=False):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        self._lazy_mode = lazy_mode
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment1", p)
+            self._add_accumulator("moment2", p)
+            self._add_accumulator("beta1_pow_acc", p, fill_value=self._beta1, shape=[1])
+            self._add_accumulator("beta2_pow_acc", p, fill_value=self._beta2, shape=[1])
+
+    def _append_optimize_op(self, block, param_and_grad):
+        param, grad = param_and_grad
+        m1, m2, b1p, b2p = (self._get_accumulator(n, param)
+                            for n in ("moment1", "moment2", "beta1_pow_acc", "beta2_pow_acc"))
+        return self._optimize_op(
+            block, param, grad,
+            {"Moment1": [m1], "Moment2": [m2], "Beta1Pow": [b1p], "Beta2Pow": [b2p]},
+            {"Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1p], "Beta2PowOut": [b2p]},
+            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "lazy_mode": self._lazy_mode})
+
+
+class AdagradOptimizer(Optimizer):
+    """``m += grad^2``; ``param -= lr * grad / (sqrt(m) + epsilon)``."""
+
+    type = "adagrad"
+
+    def __init__(self, learning_rate, epsilon=1.0e-6, parameter_list=None, regularization=None, grad_clip=None,
+                 name=None, initial_accumulator_value=0.0):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self._epsilon = float(epsilon)
+        self._initial_accumulator_value = float(initial_accumulator_value)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment", p, fill_value=self._initial_accumulator_value)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        param, grad = param_and_grad
+        moment = self._get_accumulator("moment", param)
+        return self._optimize_op(block, param, grad, {"Moment": [moment]}, {"MomentOut": [moment]},
+                                 {"epsilon": self._epsilon})
+
+
+class RMSPropOptimizer(Optimizer):
+    """RMSProp with optional momentum and centering (fluid's formulation)."""
+
+    type = "rmsprop"
+
+    def __init__(self, learning_rate, rho=0.95, epsilon=1.0e-6, momentum=0.0, centered=False, parameter_list=None,
+                 regularization=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        if rho is None or epsilon is None or momentum is None:
+            raise ValueError("rho, epsilon and momentum must not be None")
+        self._rho, self._epsilon, self._momentum = float(rho), float(epsilon), float(momentum)
+        self._centered = bool(centered)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("momentum", p)
+            self._add_accumulator("mean_square", p)
+            self._add_accumulator("mean_grad", p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        param, grad = param_and_grad
+        mom, ms, mg = (self._get_accumulator(n, param) for n in ("momentum", "mean_square", "mean_grad"))
+        return self._optimize_op(
+            block, param, grad, {"Moment": [mom], "MeanSquare": [ms], "MeanGrad": [mg]},
+            {"MomentOut": [mom], "MeanSquareOut": [ms], "MeanGradOut": [mg]},
+            {"decay": self._rho, "epsilon": self._epsilon, "momentum": self._momentum, "centered": self._centered})
+
+
+SGD = SGDOptimizer
+Momentum = MomentumOptimizer
+Adam = AdamOptimizer
+Adagrad = AdagradOptimizer
+RMSProp = RMSPropOptimizer

@@ -1,0 +1,111 @@
+"""Layer builders: values against numpy, equivalent compositions, shapes and training smoke tests."""
+import numpy as np
+
+import minifluid as fluid
+
+rng = np.random.RandomState(5)
+
+
+def _exe_run(main, startup, feed, fetch):
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    return exe.run(main, feed=feed, fetch_list=fetch)
+
+
+def test_accuracy_top1_and_top2_match_numpy():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        scores = fluid.data("scores", [None, 5])
+        label = fluid.data("label", [None, 1], "int64")
+        acc1 = fluid.layers.accuracy(scores, label)
+        acc2 = fluid.layers.accuracy(scores, label, k=2)
+    s = rng.rand(40, 5).astype("float32")
+    y = rng.randint(0, 5, (40, 1)).astype("int64")
+    a1, a2 = _exe_run(main, startup, {"scores": s, "label": y}, [acc1, acc2])
+    top2 = np.argsort(-s, axis=1)[:, :2]
+    assert a1.shape == (1,) and a1.dtype == np.float32
+    np.testing.assert_allclose(a1[0], np.mean(s.argmax(1) == y[:, 0]), rtol=1e-6)
+    np.testing.assert_allclose(a2[0], np.mean((top2 == y).any(1)), rtol=1e-6)
+
+
+def test_cross_entropy_of_softmax_equals_softmax_with_cross_entropy_with_the_same_gradients():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 6], "float64")
+        label = fluid.data("label", [None, 1], "int64")
+        logits = fluid.layers.fc(x, 4)
+        fused, prob = fluid.layers.softmax_with_cross_entropy(logits, label, return_softmax=True)
+        composed = fluid.layers.cross_entropy(fluid.layers.softmax(logits), label)
+        loss_a, loss_b = fluid.layers.mean(fused), fluid.layers.mean(composed)
+        w = main.global_block().var("fc_0.w_0")
+        (grad_a,), (grad_b,) = fluid.gradients(loss_a, w), fluid.gradients(loss_b, w)
+    feed = {"x": rng.randn(7, 6), "label": rng.randint(0, 4, (7, 1)).astype("int64")}
+    a, b, p, ga, gb = _exe_run(main, startup, feed, [fused, composed, prob, grad_a, grad_b])
+    np.testing.assert_allclose(a, b, rtol=1e-10)
+    np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(ga, gb, rtol=1e-8)
+
+
+def test_regression_with_square_error_cost_trains():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3])
+        y = fluid.data("y", [None, 1])
+        pred = fluid.layers.fc(fluid.layers.fc(x, 16, act="tanh"), 1)
+        loss = fluid.layers.reduce_mean(fluid.layers.square_error_cost(pred, y))
+        fluid.optimizer.Momentum(learning_rate=0.05, momentum=0.9).minimize(loss)
+    xs = rng.rand(64, 3).astype("float32")
+    ys = (xs @ np.array([[1.0], [-2.0], [0.5]], "float32") + 0.3).astype("float32")
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    losses = [float(exe.run(main, feed={"x": xs, "y": ys}, fetch_list=[loss])[0][0]) for _ in range(200)]
+    assert losses[-1] < 0.02 * losses[0]
+
+
+def test_conv_pool_shapes_and_parameter_names():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        img = fluid.data("img", [None, 3, 12, 12])
+        c = fluid.layers.conv2d(img, num_filters=6, filter_size=3, stride=1, padding=1, act="relu")
+        p = fluid.layers.pool2d(c, pool_size=2, pool_type="avg", pool_stride=2)
+        g = fluid.layers.pool2d(p, global_pooling=True)
+        bn = fluid.layers.batch_norm(p)
+    assert c.shape == (-1, 6, 12, 12) and p.shape == (-1, 6, 6, 6) and g.shape == (-1, 6, 1, 1)
+    assert bn.shape == p.shape
+    params = {v.name: v for v in main.all_parameters()}
+    assert params["conv2d_0.w_0"].shape == (6, 3, 3, 3) and params["conv2d_0.b_0"].shape == (6,)
+    assert [n for n in params if n.startswith("batch_norm_0")] == \
+        ["batch_norm_0.w_0", "batch_norm_0.b_0", "batch_norm_0.w_1", "batch_norm_0.w_2"]
+    assert params["batch_norm_0.w_0"].trainable and not params["batch_norm_0.w_1"].trainable
+    assert params["batch_norm_0.w_2"].persistable and params["batch_norm_0.w_2"].stop_gradient
+    out, = _exe_run(main, startup, {"img": rng.rand(2, 3, 12, 12).astype("float32")}, [g])
+    assert out.shape == (2, 6, 1, 1)
+
+
+def test_tensor_layers():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 6])
+        r = fluid.layers.reshape(x, [0, 2, 3])
+        t = fluid.layers.transpose(r, [0, 2, 1])
+        left, right = fluid.layers.split(t, [1, 1], dim=2)
+        joined = fluid.layers.concat([right, left], axis=2)
+        flat = fluid.layers.flatten(joined)
+        as_int = fluid.layers.cast(flat, "int64")
+        const = fluid.layers.fill_constant([2, 3], "float32", 1.5)
+        arr = fluid.layers.assign(np.arange(4, dtype="int32").reshape(2, 2))
+        scaled = fluid.layers.scale(x, scale=2.0, bias=1.0)
+        total = fluid.layers.reduce_sum(x, dim=1, keep_dim=True)
+        prod = fluid.layers.matmul(x, x, transpose_y=True)
+    assert r.shape == (-1, 2, 3) and t.shape == (-1, 3, 2) and flat.shape == (-1, 6)
+    xv = np.arange(12, dtype="float32").reshape(2, 6)
+    values = _exe_run(main, startup, {"x": xv}, [flat, as_int, const, arr, scaled, total, prod])
+    expected_t = xv.reshape(2, 2, 3).transpose(0, 2, 1)
+    swapped = np.concatenate([expected_t[:, :, 1:], expected_t[:, :, :1]], axis=2)
+    np.testing.assert_array_equal(values[0], swapped.reshape(2, 6))
+    assert values[1].dtype == np.int64
+    np.testing.assert_array_equal(values[2], np.full((2, 3), 1.5, "float32"))
+    np.testing.assert_array_equal(values[3], np.arange(4).reshape(2, 2))
+    np.testing.assert_allclose(values[4], xv * 2 + 1)
+    np.testing.assert_allclose(values[5], xv.sum(1, keepdims=True))
+    np.testing.assert_allclose(values[6], xv @ xv.T)
