@@ -1,0 +1,93 @@
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid.executor.feed_fetch import split_feed
+
+
+def _mlp(seed=3):
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = seed
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 6])
+        y = fluid.data("y", [None, 1], dtype="int64")
+        h = fluid.layers.fc(x, 8, act="relu")
+        loss = fluid.layers.reduce_mean(fluid.layers.softmax_with_cross_entropy(fluid.layers.fc(h, 3), y))
+        fluid.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    return main, startup, loss
+
+
+def _params(scope, program):
+    return {p.name: np.array(scope.find_var(p.name).get_tensor()).copy() for p in program.all_parameters()}
+
+
+def test_split_rule_follows_the_cpp_code():
+    assert [c.tolist() for c, _ in split_feed(np.arange(3), None, 2)] == [[0, 1], [2]]
+    assert [len(c) for c, _ in split_feed(np.arange(5), None, 4)] == [2, 2, 1]
+    lod_chunks = split_feed(np.arange(9).reshape(9, 1), [[3, 2, 4]], 2)
+    assert [c.shape[0] for c, _ in lod_chunks] == [5, 4] and [l for _, l in lod_chunks] == [[[3, 2]], [[4]]]
+
+
+def test_compiled_feed_splits_rows_per_place():
+    main = fluid.Program()
+    with fluid.program_guard(main):
+        x = fluid.data("x", [None, 2])
+        y = main.global_block().create_var("y", dtype=None)
+        main.global_block().append_op("scale", {"X": x}, {"Out": y}, {"scale": 1.0})
+    exe = fluid.Executor()
+    cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(2))
+    per_device = exe.run(cp, feed={"x": np.arange(6, dtype="float32").reshape(3, 2)}, fetch_list=[y],
+                         scope=fluid.Scope(), return_merged=False)[0]
+    assert [a.shape[0] for a in per_device] == [2, 1]
+    cp4 = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(4))
+    merged = exe.run(cp4, feed={"x": np.arange(10, dtype="float32").reshape(5, 2)}, fetch_list=[y],
+                     scope=fluid.Scope())[0]
+    assert merged.shape == (5, 2)
+    with pytest.raises(TypeError, match="Each element of feed list should be a dict"):
+        exe.run(cp, feed=[1], fetch_list=[y], scope=fluid.Scope())
+    with pytest.raises(ValueError):
+        exe.run(cp, feed=[{"x": np.ones((1, 2), "float32")}] * 3, fetch_list=[y], scope=fluid.Scope())
+    one = exe.run(cp, feed=[{"x": np.ones((1, 2), "float32")}], fetch_list=[y], scope=fluid.Scope())[0]
+    assert one.shape == (1, 2)
+
+
+def test_data_parallel_sgd_equals_single_place_on_concatenated_batch():
+    rng = np.random.RandomState(0)
+    xs = rng.rand(8, 6).astype("float32")
+    ys = rng.randint(0, 3, (8, 1)).astype("int64")
+    exe = fluid.Executor()
+
+    main, startup, loss = _mlp()
+    single = fluid.Scope()
+    exe.run(startup, scope=single)
+    for _ in range(3):
+        exe.run(main, feed={"x": xs, "y": ys}, fetch_list=[loss], scope=single)
+
+    main2, startup2, loss2 = _mlp()
+    parallel = fluid.Scope()
+    exe.run(startup2, scope=parallel)
+    before = _params(parallel, main2)
+    cp = fluid.CompiledProgram(main2).with_data_parallel(loss_name=loss2.name, places=fluid.cpu_places(2))
+    for _ in range(3):
+        merged = exe.run(cp, feed={"x": xs, "y": ys}, fetch_list=[loss2], scope=parallel)[0]
+    assert merged.shape == (2,)
+    a, b = _params(single, main), _params(parallel, main2)
+    assert a.keys() == b.keys() and any(not np.allclose(before[k], b[k]) for k in b)
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_list_feed_of_per_place_dicts_matches_dict_split():
+    rng = np.random.RandomState(1)
+    xs, ys = rng.rand(4, 6).astype("float32"), rng.randint(0, 3, (4, 1)).astype("int64")
+    exe = fluid.Executor()
+    results = []
+    for feed in ({"x": xs, "y": ys}, [{"x": xs[:2], "y": ys[:2]}, {"x": xs[2:], "y": ys[2:]}]):
+        main, startup, loss = _mlp()
+        scope = fluid.Scope()
+        exe.run(startup, scope=scope)
+        cp = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=fluid.cpu_places(2))
+        exe.run(cp, feed=feed, fetch_list=[loss], scope=scope)
+        results.append(_params(scope, main))
+    for name in results[0]:
+        np.testing.assert_allclose(results[0][name], results[1][name], rtol=1e-6)
