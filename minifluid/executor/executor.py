@@ -76,12 +76,15 @@ def _compile_op(op):
             if isinstance(ref, str):
                 ref, value = [ref], [value]
             for name, v in zip(ref, value):
-                if lod_aware and isinstance(v, LoDTensor):
-                    if v._lod:
-                        lods[name] = v._lod
+                if lod_aware:  # the only ops that set LoD also clear a stale one
+                    if isinstance(v, LoDTensor):
+                        lod, v = v._lod, v._array
+                    else:
+                        lod = None
+                    if lod:
+                        lods[name] = lod
                     else:
                         lods.pop(name, None)
-                    v = v._array
                 env[name] = v
 
     def step(env, lods):

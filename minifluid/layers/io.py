@@ -1,7 +1,21 @@
-"""Graph side of feeding: data variables (``fluid.data`` and ``layers.data``)."""
-from ..framework.program import default_main_program
+"""Graph side of feeding: data variables (``fluid.data``, ``layers.data``) and the reader ops of the
+non-iterable DataLoader and the legacy ``py_reader`` / ``read_file`` / ``double_buffer``.
 
-__all__ = ["data", "layers_data"]
+Reader ops go to the **head** of block 0 (create_py_reader, create_double_buffer_reader, then read),
+so a loader created after the network still feeds it (REFERENCE "goes beyond" 4). The runtime
+behind a reader (queue, producer thread) lives in ``minifluid.data.loader``; layers never import the
+data pipeline (STYLE §7), so that module registers its factory here (``set_reader_runtime_factory``)
+when it is imported, which ``import minifluid`` always does.
+"""
+import copy
+
+from ..framework import unique_name
+from ..framework.dtypes import convert_dtype
+from ..framework.program import default_main_program
+from ..framework.variable import Variable, VarType
+
+__all__ = ["data", "layers_data", "py_reader", "create_py_reader_by_data", "read_file", "double_buffer",
+           "ReaderVariable", "build_reader_ops", "insert_read_op", "set_reader_runtime_factory"]
 
 
 def _check_name_shape(name, shape):
@@ -30,3 +44,161 @@ def layers_data(name, shape, append_batch_size=True, dtype="float32", lod_level=
     return default_main_program().global_block().create_var(
         name=name, shape=shape, dtype=dtype, lod_level=lod_level, stop_gradient=stop_gradient,
         need_check_feed=False, is_data=True)
+
+
+# --- reader ops (shared by DataLoader.from_generator(iterable=False) and py_reader) -------------------
+def _slot_attrs(shapes, dtypes, lod_levels, need_check_feed):
+    shapes = [[int(d) for d in s] for s in shapes]
+    return {"shape_concat": [d for s in shapes for d in s], "ranks": [len(s) for s in shapes],
+            "lod_levels": [int(n) for n in lod_levels], "dtypes": [convert_dtype(d) for d in dtypes],
+            "need_check_feed": [int(bool(c)) for c in need_check_feed]}
+
+
+def _new_reader_var(block, name, runtime, meta):
+    var = ReaderVariable(block, name, runtime, meta)
+    block.vars[name] = var
+    block.program._bump_version()
+    return var
+
+
+def build_reader_ops(block, queue_name, reader_name, double_buffer_name, shapes, dtypes, lod_levels,
+                     need_check_feed, runtime=None):
+    """Queue and reader variables plus their create ops at the head of ``block``.
+
+    Returns the READER variable a ``read`` op should take (the double-buffer one when
+    ``double_buffer_name`` is given). ``runtime`` (py_reader) makes the reader variables
+    ``ReaderVariable``s that drive it.
+    """
+    attrs = _slot_attrs(shapes, dtypes, lod_levels, need_check_feed)
+    meta = (tuple(tuple(s) for s in shapes), tuple(attrs["dtypes"]), tuple(attrs["lod_levels"]))
+    block.create_var(name=queue_name, type=VarType.RAW, persistable=True, stop_gradient=True, dtype=None)
+    reader = _new_reader_var(block, reader_name, runtime, meta)
+    block._insert_op(0, "create_py_reader", inputs={"blocking_queue": [queue_name]},
+                     outputs={"Out": [reader]}, attrs=attrs)
+    if double_buffer_name is not None:
+        buffered = _new_reader_var(block, double_buffer_name, runtime, meta)
+        block._insert_op(1, "create_double_buffer_reader", inputs={"UnderlyingReader": [reader]},
+                         outputs={"Out": [buffered]})
+        reader = buffered
+    return reader
+
+
+def insert_read_op(block, reader, out_vars, drop_last=True):
+    """``read(Reader=reader) -> Out=out_vars`` right after the op that creates ``reader``."""
+    index = next(i for i, op in enumerate(block.ops) if reader.name in op.output_arg_names) + 1
+    return block._insert_op(index, "read", inputs={"Reader": [reader]}, outputs={"Out": list(out_vars)},
+                            attrs={"drop_last": bool(drop_last)})
+
+
+class ReaderVariable(Variable):
+    """A READER variable; for ``py_reader`` it also drives its runtime (start, reset, queue, decorate_*)."""
+
+    def __init__(self, block, name, runtime, meta):
+        super().__init__(block, name, shape=None, dtype=None, persistable=True, stop_gradient=True,
+                         type=VarType.READER)
+        self._runtime = runtime
+        self.shapes, self.dtypes, self.lod_levels = meta
+
+    def __deepcopy__(self, memo):
+        """Program.clone copies the variable but shares the runtime (threads cannot be copied)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            setattr(new, key, value if key == "_runtime" else copy.deepcopy(value, memo))
+        return new
+
+    def _driver(self):
+        if self._runtime is None:
+            raise AttributeError(f"READER variable {self.name!r} has no runtime; use the DataLoader that built it")
+        return self._runtime
+
+    @property
+    def queue(self):
+        return self._driver().queue
+
+    def start(self):
+        self._driver().start()
+
+    def reset(self):
+        self._driver().reset()
+
+    def decorate_batch_generator(self, reader, places=None):
+        self._driver().set_batch_generator(reader, places)
+
+    def decorate_sample_list_generator(self, reader, places=None):
+        self._driver().set_sample_list_generator(reader, places)
+
+    def decorate_sample_generator(self, sample_generator, batch_size, drop_last=True, places=None):
+        self._driver().set_sample_generator(sample_generator, batch_size, drop_last, places)
+
+    decorate_tensor_provider = decorate_batch_generator
+    decorate_paddle_reader = decorate_sample_list_generator
+
+
+_runtime_factory = None
+
+
+def set_reader_runtime_factory(factory):
+    """Installed by ``minifluid.data.loader``: ``factory(capacity, use_double_buffer, queue_name,
+    reader_names, slots)`` builds the runtime and puts the queue and reader into the global scope;
+    ``slots`` are (name, shape, dtype, lod_level, need_check_feed) tuples."""
+    global _runtime_factory
+    _runtime_factory = factory
+
+
+def _py_reader(capacity, shapes, dtypes, lod_levels, need_check_feed, slot_names, name, use_double_buffer,
+               name_of):
+    if name is None:
+        names = [name_of(key) for key in ("lod_tensor_blocking_queue", "create_py_reader", "double_buffer")]
+    else:
+        names = [f"{name}_queue", f"{name}_reader", f"{name}_double_buffer"]
+    queue_name, reader_name, double_buffer_name = names
+    if _runtime_factory is None:
+        raise RuntimeError("py_reader needs the feeding runtime: import minifluid (minifluid.data.loader)")
+    slots = list(zip(slot_names, shapes, dtypes, lod_levels, need_check_feed))
+    reader_names = [reader_name, double_buffer_name] if use_double_buffer else [reader_name]
+    runtime = _runtime_factory(capacity, use_double_buffer, queue_name, reader_names, slots)
+    return build_reader_ops(default_main_program().global_block(), queue_name, reader_name,
+                            double_buffer_name if use_double_buffer else None, shapes, dtypes, lod_levels,
+                            need_check_feed, runtime)
+
+
+def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_buffer=True):
+    """fluid.layers.py_reader: a READER variable fed from Python; read it with ``read_file``.
+
+    Names come from the global ``unique_name`` (or ``name``: X_queue, X_reader, X_double_buffer).
+    """
+    lod_levels = list(lod_levels) if lod_levels is not None else [0] * len(shapes)
+    slot_names = [f"py_reader_slot_{i}" for i in range(len(shapes))]
+    return _py_reader(capacity, shapes, dtypes, lod_levels, [False] * len(shapes), slot_names, name,
+                      use_double_buffer, unique_name.generate)
+
+
+def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=True):
+    """fluid.layers.create_py_reader_by_data: like py_reader, with shapes and dtypes taken from data vars."""
+    if not isinstance(feed_list, list):
+        raise TypeError(f"feed_list of create_py_reader_by_data must be a list, but received {type(feed_list).__name__}")
+    return _py_reader(capacity, [v.shape for v in feed_list], [v.dtype for v in feed_list],
+                      [v.lod_level for v in feed_list], [v.need_check_feed for v in feed_list],
+                      [v.name for v in feed_list], name, use_double_buffer, unique_name.generate)
+
+
+def read_file(reader):
+    """The variables a READER yields (one per slot; a single variable when there is one slot)."""
+    block = default_main_program().global_block()
+    outs = [block.create_var(name=unique_name.generate("read_file.tmp"), shape=shape, dtype=dtype,
+                             lod_level=lod, stop_gradient=True)
+            for shape, dtype, lod in zip(reader.shapes, reader.dtypes, reader.lod_levels)]
+    insert_read_op(block, reader, outs)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def double_buffer(reader, place=None, name=None):
+    """Wrap ``reader`` in a create_double_buffer_reader op (the read-ahead is the runtime's)."""
+    block = reader.block
+    buffered = _new_reader_var(block, name or unique_name.generate("double_buffer"), reader._runtime,
+                               (reader.shapes, reader.dtypes, reader.lod_levels))
+    index = next(i for i, op in enumerate(block.ops) if reader.name in op.output_arg_names) + 1
+    block._insert_op(index, "create_double_buffer_reader", inputs={"UnderlyingReader": [reader]},
+                     outputs={"Out": [buffered]}, attrs={"place": str(place) if place is not None else ""})
+    return buffered

@@ -1,0 +1,64 @@
+"""Per-epoch feeding counters and the reader-bound / compute-bound verdict.
+
+The consumer records two ``perf_counter`` readings per batch (before and after it takes the batch)
+and the queue occupancy it saw; everything else is derived here, off the per-batch path.
+"""
+__all__ = ["EpochStats", "READER_BOUND_WAIT_FRACTION"]
+
+READER_BOUND_WAIT_FRACTION = 0.1
+"""Above this share of steady-state time spent waiting for data (with the queue less than half full on
+average), the reader is the bottleneck. Waits with a fuller queue are GIL hand-overs, not starvation."""
+
+
+class EpochStats:
+    """Counters of one epoch, updated by the consumer (``record``) on every batch it takes."""
+
+    __slots__ = ("epoch", "capacity", "batches", "occupancy_sum", "first_wait_s", "wait_s", "compute_s",
+                 "_last_end")
+
+    def __init__(self, capacity, epoch=0):
+        self.epoch, self.capacity = epoch, capacity
+        self.batches = 0
+        self.occupancy_sum = 0
+        self.first_wait_s = self.wait_s = self.compute_s = 0.0
+        self._last_end = None
+
+    def record(self, start, end, occupancy):
+        """One batch taken: waited from ``start`` to ``end`` (perf_counter) with ``occupancy`` queued."""
+        last = self._last_end
+        if last is None:
+            self.first_wait_s = end - start  # start-up latency of the reader, not steady state
+        else:
+            self.wait_s += end - start
+            self.compute_s += start - last
+        self._last_end = end
+        self.batches += 1
+        self.occupancy_sum += occupancy
+
+    def summary(self):
+        """A plain dict of the epoch's counters (what ``loader.stats()`` returns)."""
+        steady = self.wait_s + self.compute_s
+        return {
+            "epoch": self.epoch,
+            "batches": self.batches,
+            "queue_capacity": self.capacity,
+            "mean_queue_occupancy": self.occupancy_sum / self.batches if self.batches else 0.0,
+            "first_batch_wait_s": self.first_wait_s,
+            "wait_s": self.wait_s,
+            "compute_s": self.compute_s,
+            "wait_fraction": self.wait_s / steady if steady > 0 else 0.0,
+        }
+
+    def verdict(self):
+        """One line: "reader-bound: ..." or "compute-bound: ..." (or why there is no verdict yet)."""
+        s = self.summary()
+        if s["batches"] < 2:
+            return "no verdict yet: fewer than 2 batches were read in this epoch"
+        occupancy = f"mean queue occupancy {s['mean_queue_occupancy']:.1f}/{s['queue_capacity']}"
+        waited = f"{100 * s['wait_fraction']:.0f}% of the time"
+        starved = s["mean_queue_occupancy"] < 0.5 * s["queue_capacity"]  # a full queue means the reader keeps up
+        if s["wait_fraction"] > READER_BOUND_WAIT_FRACTION and starved:
+            return (f"reader-bound: the consumer waited for data {waited} ({occupancy}); speed up the reader "
+                    "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
+        return (f"compute-bound: the consumer waited for data only {waited} ({occupancy}); the reader keeps "
+                "up, so speed up the model")

@@ -1,0 +1,208 @@
+"""DataFeeder and the sample-list -> batch converters it shares with the DataLoader.
+
+A *slot* is one feed variable as the feeding runtime sees it (``SlotSpec``: name, shape, dtype,
+LoD level, whether it is feed-checked). Each slot gets a converter picked from ``CONVERTERS`` by its
+kind ("dense" or "lod"); a converter turns one column of sample fields into one batch field (an
+ndarray, or a LoDTensor for LoD slots). ``DataFeeder.feed`` and the loader's
+``set_sample_generator`` / ``set_sample_list_generator`` all run ``convert_sample_list`` below, so
+their results are equal element for element.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..framework.dtypes import to_numpy_dtype
+from ..framework.program import default_main_program
+from ..lod_tensor import LoDTensor
+from ..places import _cpu_num, cuda_places
+
+__all__ = ["DataFeeder", "SlotSpec", "CONVERTERS", "slot_specs", "make_converters", "convert_sample_list"]
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    """One feed variable, as the feeding runtime needs it."""
+    name: str
+    shape: tuple
+    dtype: np.dtype
+    lod_level: int = 0
+    need_check: bool = False
+
+    @classmethod
+    def from_var(cls, var):
+        return cls(var.name, tuple(var.shape) if var.shape is not None else None, to_numpy_dtype(var.dtype),
+                   int(var.lod_level or 0), bool(getattr(var, "need_check_feed", False)))
+
+
+def slot_specs(feed_list, program=None):
+    """SlotSpecs for ``feed_list`` (Variables, or names looked up in block 0 of ``program``)."""
+    specs = []
+    for var in feed_list:
+        if isinstance(var, str):
+            if program is None:
+                raise ValueError(f"Cannot look up feed variable {var!r} by name without a program")
+            var = program.global_block().var(var)
+        if not all(hasattr(var, a) for a in ("name", "shape", "dtype", "lod_level")):
+            raise TypeError("Feed list should contain a list of variable")
+        specs.append(SlotSpec.from_var(var))
+    return specs
+
+
+def _reshape_target(shape):
+    """fluid's rule: reshape to the declared shape unless it has more than one negative dim."""
+    if shape is None or sum(1 for d in shape if d < 0) > 1:
+        return None
+    return tuple(shape)
+
+
+def _reshaped(arr, target):
+    if target is not None and arr.ndim != len(target):
+        try:
+            return arr.reshape(target)
+        except ValueError as e:
+            raise ValueError("Reshape error. What is defined in data layer is {}, but receive {}"
+                             .format(target, arr.shape)) from e
+    return arr
+
+
+def _dense_converter(spec):
+    dtype, target = spec.dtype, _reshape_target(spec.shape)
+
+    def convert(column):
+        return _reshaped(np.array(column, dtype=dtype), target)
+    return convert
+
+
+def _lod_converter(spec):
+    dtype, target, level = spec.dtype, _reshape_target(spec.shape), spec.lod_level
+
+    def flatten(field, depth, lengths, leaves):
+        if depth == level:
+            leaves.append(field)
+            return
+        lengths[depth].append(len(field))
+        for sub in field:
+            flatten(sub, depth + 1, lengths, leaves)
+
+    def convert(column):
+        lengths, leaves = [[] for _ in range(level)], []
+        for field in column:
+            flatten(field, 0, lengths, leaves)
+        return LoDTensor(_reshaped(np.array(leaves, dtype=dtype), target), lengths)
+    return convert
+
+
+CONVERTERS = {"dense": _dense_converter, "lod": _lod_converter}
+"""Converter factories by slot kind: ``factory(spec) -> convert(column) -> batch field``."""
+
+
+def _kind(spec):
+    return "lod" if spec.lod_level > 0 else "dense"
+
+
+def make_converters(specs):
+    return [CONVERTERS[_kind(spec)](spec) for spec in specs]
+
+
+def convert_sample_list(samples, converters, count_error):
+    """One batch (a list of fields) from a list of samples; ``count_error(got, expected)`` builds
+    the exception for a sample with the wrong number of fields."""
+    n = len(converters)
+    if not isinstance(samples, (list, tuple)):
+        samples = list(samples)
+    lengths = set(map(len, samples))
+    if lengths and lengths != {n}:
+        raise count_error(next(len(s) for s in samples if len(s) != n), n)
+    if not samples:
+        return [conv(()) for conv in converters]
+    return [conv(column) for conv, column in zip(converters, zip(*samples))]
+
+
+def _feeder_count_error(got, expected):
+    return AssertionError("The number of fields in data (%d) does not match len(feed_list) (%d)" % (got, expected))
+
+
+class DataFeeder:
+    """Turns lists of samples into feed dicts ``{name: LoDTensor}`` (fluid's DataFeeder).
+
+    Args:
+        feed_list (list): Variables, or their names (looked up in block 0 of ``program``).
+        place (Place): where the tensors are put (CPUPlace or CUDAPlace).
+        program (Program, default default_main_program()): used to look names up.
+
+    Example:
+        feeder = fluid.DataFeeder([img, label], fluid.CPUPlace())
+        exe.run(feed=feeder.feed([([0] * 784, [9]), ([1] * 784, [1])]))
+    """
+
+    def __init__(self, feed_list, place, program=None):
+        specs = slot_specs(feed_list, program if program is not None else default_main_program())
+        self.place = place
+        self._specs = specs
+        self._converters = make_converters(specs)
+        self.feed_names = [s.name for s in specs]
+        self.feed_shapes = [s.shape for s in specs]
+        self.feed_dtypes = [s.dtype.name for s in specs]
+        self.feed_lod_level = [s.lod_level for s in specs]
+
+    def feed(self, iterable):
+        """``{name: LoDTensor}`` for one list of samples (each sample has one field per variable)."""
+        fields = convert_sample_list(iterable, self._converters, _feeder_count_error)
+        return {name: _on_place(field, self.place) for name, field in zip(self.feed_names, fields)}
+
+    def feed_parallel(self, iterable, num_places=None):
+        """One feed dict per place for a list of ``num_places`` mini-batches (a generator)."""
+        places = self._places(num_places)
+        batches = list(iterable)
+        if len(batches) != len(places):
+            raise ValueError("feed_parallel takes multiple mini-batches. Each mini-batch will be feed on each "
+                             "device. The number of devices and number of mini-batches must be same.")
+        for place, batch in zip(places, batches):
+            fields = convert_sample_list(batch, self._converters, _feeder_count_error)
+            yield {name: _on_place(f, place) for name, f in zip(self.feed_names, fields)}
+
+    def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
+        """A reader of feed dicts (one device) or of lists of per-device feed dicts."""
+        def feed_reader():
+            if not multi_devices:
+                for batch in reader():
+                    yield self.feed(batch)
+                return
+            num = self._num_places(num_places)
+            group = []
+            for batch in reader():
+                group.append(batch)
+                if len(group) == num:
+                    yield list(self.feed_parallel(group, num))
+                    group = []
+            if group and not drop_last:
+                raise ValueError("The data batch which cannot fit for devices will be dropped is not "
+                                 "implementation. Other strategies are not implemented")
+        return feed_reader
+
+    # --- places ------------------------------------------------------------------------------
+    def _num_places(self, num_places):
+        if num_places is not None:
+            return int(num_places)
+        return len(cuda_places()) if _is_gpu(self.place) else _cpu_num()
+
+    def _places(self, num_places):
+        n = self._num_places(num_places)
+        if _is_gpu(self.place):
+            return [type(self.place)(i) for i in range(n)]
+        return [type(self.place)() for _ in range(n)]
+
+
+def _is_gpu(place):
+    return getattr(place, "is_gpu_place", lambda: False)()
+
+
+def _on_place(field, place):
+    """A LoDTensor on ``place`` holding ``field`` (no copy on CPU)."""
+    tensor = LoDTensor()
+    if isinstance(field, LoDTensor):
+        tensor.set(field._array, place)
+        tensor._lod = field._lod
+    else:
+        tensor.set(field, place)
+    return tensor

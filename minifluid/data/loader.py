@@ -1,0 +1,543 @@
+"""DataLoader.from_generator: iterable and non-iterable feeding over a producer thread and a BlockingQueue.
+
+NOTE [ minifluid feeding: queues and shutdown ]
+Topology (one epoch):
+
+    user generator --adapters.py--> batch reader --transport--> producer thread "minifluid-producer"
+        --push--> BlockingQueue(capacity) --stage (prefetch.py)--> FeedReader.read_next / read_round
+        --> iterable ``__next__`` (feed dicts) | ``read`` op in exe.run (non-iterable) | CompiledProgram
+
+* Transport (``GeneratorLoader._open_source``, the only place it is chosen): the producer thread
+  iterates the batch reader itself (conversion happens in that thread), or, with
+  ``use_multiprocess=True``, a ``ProcessBatchSource`` that runs it in a forked worker (conversion there,
+  batches back through shared memory) and the thread only relays. The source is created in the
+  consumer's thread, so a worker is forked from there.
+* Who closes what. The producer thread is the only pusher: at the end of data it closes the queue
+  (the consumer drains, then sees EOF); on any exception it kills the queue with an ExceptionWrapper
+  (the consumer drains the batches made before the failure, then raises ReaderKilledError chained to
+  the original); a worker's ReaderKilledError is forwarded as it is. It always closes its source.
+  The consumer closes the queue to stop the producer early (reset, a new iteration, GC, exit).
+* Shutdown order (``_stop``): (1) close the queue, so a push blocked on a full queue returns False at
+  once (Paddle #22320: joining a producer blocked in push hangs reset); (2) stop the prefetch stage
+  (its own queue first, then join); (3) join the producer (``JOIN_TIMEOUT``; a generator stuck in
+  user code is left to notice at its next push); (4) non-iterable only: ``queue.reset()`` empties and
+  reopens the queue for the next ``start()``. Iterable mode uses a fresh queue per epoch.
+* Never two producers on a queue: a producer pushes, closes and kills with the queue generation it
+  started with; every reopen bumps it, so a late producer of an old epoch is refused. A second
+  ``start()`` without ``reset()`` raises.
+* Non-iterable scope objects (created once, at construction, in the global scope): the queue var holds
+  the BlockingQueue; the READER vars hold the FeedReader (``queue.reader``), which the ``read`` kernel
+  and CompiledProgram call (``read_next``, ``read_round``, ``stage``).
+"""
+import atexit
+import logging
+import threading
+import time
+import weakref
+from collections import deque
+
+from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
+from ..executor.scope import global_scope
+from ..framework.dtypes import to_numpy_dtype
+from ..framework.program import default_main_program
+from ..framework.unique_name import UniqueNameGenerator
+from ..layers import io as layers_io
+from ..lod_tensor import LoDTensor
+from . import adapters
+from .dataloader import DatasetLoader
+from .diagnosis import EpochStats
+from .feeder import SlotSpec, slot_specs
+from .prefetch import make_stage
+from .queue import END_OF_DATA, BlockingQueue, QueueTimeout
+from .worker import ProcessBatchSource, ReaderTimeoutError
+
+__all__ = ["DataLoader", "GeneratorLoader", "DataLoaderBase", "FeedReader", "PRODUCER_THREAD_NAME",
+           "JOIN_TIMEOUT", "NOT_STARTED_MESSAGE"]
+
+_log = logging.getLogger("minifluid.data")
+
+PRODUCER_THREAD_NAME = "minifluid-producer"
+JOIN_TIMEOUT = 5.0
+"""Seconds ``reset()``/a new epoch waits for the old producer; longer only if user code is that slow."""
+ERROR_JOIN_TIMEOUT = 0.5
+"""After a reader error or timeout the producer is not waited for longer than this (it may be stuck)."""
+
+NOT_STARTED_MESSAGE = (
+    "The DataLoader feeding this program is not started: call loader.start() before exe.run(), and "
+    "loader.reset() after catching fluid.core.EOFException at the end of each epoch.")
+
+WAKE_LEVEL = 16
+"""Batches moved per producer/consumer hand-over when capacity allows (NOTE [ Queue wake level ])."""
+
+_loader_names = UniqueNameGenerator()
+"""DataLoaders name their queue and reader vars with their own counter (REFERENCE A5)."""
+
+
+# --- producer ---------------------------------------------------------------------------------------
+class _Forwarded:
+    """Kill reason for an error that already is a consumer-side ReaderKilledError (from a worker)."""
+
+    def __init__(self, error):
+        self._error = error
+
+    def error(self, error_cls=None, header=None):
+        err = type(self._error)(*self._error.args)
+        err.__cause__ = self._error.__cause__
+        return err
+
+
+def _producer_loop(source, queue, generation):
+    """Push every batch of ``source``; close at the end, kill on error (NOTE above)."""
+    try:
+        for batch in source:
+            if not queue.push(batch, generation=generation):
+                return
+        queue.close(generation=generation)
+    except ReaderKilledError as e:
+        queue.kill(_Forwarded(e), generation=generation)
+    except BaseException as e:
+        _log.warning("Your reader has raised an exception! %s: %s", type(e).__name__, e)
+        queue.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"), generation=generation)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+
+
+class _Producer:
+    def __init__(self, source, queue):
+        self.queue, self.generation = queue, queue.generation
+        self.thread = threading.Thread(target=_producer_loop, name=PRODUCER_THREAD_NAME, daemon=True,
+                                       args=(source, queue, self.generation))
+        queue.watch_producer(self.thread.is_alive)
+        self.thread.start()
+
+    def join(self, timeout=JOIN_TIMEOUT):
+        if self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+        if self.thread.is_alive() and timeout >= JOIN_TIMEOUT:
+            _log.warning("The DataLoader producer thread is still inside the user's generator after %.0f s; "
+                         "it will stop at its next batch.", JOIN_TIMEOUT)
+
+
+# --- consumer ---------------------------------------------------------------------------------------
+def _passthrough(err):
+    err._minifluid_passthrough = True  # the executor adds no operator note to these
+    return err
+
+
+def _field_checks(slots):
+    """Per need_check_feed slot: (index, slot, dtype, rank, [(dim, size) fixed in the declaration])."""
+    return [(i, s, s.dtype, len(s.shape), [(d, n) for d, n in enumerate(s.shape) if n >= 0])
+            for i, s in enumerate(slots) if s.need_check]
+
+
+def _check_fields(batch, checks):
+    """The read op's checks of need_check_feed slots (REFERENCE J64); cheap when they pass."""
+    for i, slot, dtype, rank, fixed in checks:
+        field = batch[i]
+        array = field._array if isinstance(field, LoDTensor) else field
+        shape = array.shape
+        ok = len(shape) == rank
+        if ok:
+            for d, n in fixed:
+                if shape[d] != n and shape[d] >= 0:
+                    ok = False
+        if not ok:
+            raise ValueError("The fed Variable %s should have dimensions = %d, shape = [%s], but received fed "
+                             "shape [%s]" % (slot.name, rank, ", ".join(map(str, slot.shape)),
+                                             ", ".join(map(str, shape))))
+        if array.dtype != dtype:
+            raise ValueError("The data type of fed Variable %s must be %s, but received %s"
+                             % (slot.name, dtype.name, array.dtype.name))
+
+
+class FeedReader:
+    """Where Programs and the iterable loader take batches from (a batch: one field per slot).
+
+    The scope holds it under the READER variables of a non-iterable loader; CompiledProgram calls
+    ``read_round`` for one batch per place and ``stage`` to hand each replica's ``read`` op its batch.
+    """
+
+    def __init__(self, slots, capacity, check_feed):
+        self._slots = slots
+        self._checks = _field_checks(slots) if check_feed else ()
+        self._staged = deque()
+        self._stage = None
+        self.started = False
+        self.external = False  # someone took the queue to push by hand (J66): no start() needed
+        self.stats = EpochStats(capacity)
+        self.last_stats = None
+
+    def set_stage(self, stage):
+        """Read from ``stage`` (see prefetch.py) from now on."""
+        self._stage = stage
+
+    def begin_epoch(self, stage):
+        """Start reading from ``stage`` with fresh counters."""
+        self._stage, self.started = stage, True
+        self._staged.clear()
+        self.last_stats, self.stats = self.stats, EpochStats(self.stats.capacity, self.stats.epoch + 1)
+
+    def end_epoch(self):
+        """Stop reading: drop staged batches and stop the stage (the stage itself may be reused)."""
+        self.started = False
+        self._staged.clear()
+        if self._stage is not None:
+            self._stage.stop()
+
+    def stage(self, batch):
+        """Make ``batch`` the next one ``read_next`` returns (before anything queued)."""
+        self._staged.append(batch)
+
+    def read_next(self):
+        """One batch; EOFException at the end, ReaderKilledError (chained) if the reader failed."""
+        if self._staged:
+            return self._staged.popleft()
+        stage = self._stage
+        if not self.started and not self.external:
+            raise _passthrough(RuntimeError(NOT_STARTED_MESSAGE))
+        occupancy = stage.occupancy()
+        start = time.perf_counter()
+        try:
+            batch = stage.get()
+        except QueueTimeout:
+            raise _passthrough(ReaderTimeoutError(
+                f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {PRODUCER_THREAD_NAME} within timeout="
+                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow."))
+        if batch is END_OF_DATA:
+            raise _passthrough(EOFException())
+        self.stats.record(start, time.perf_counter(), occupancy)
+        if len(batch) != len(self._slots):
+            raise ValueError(f"{adapters.FIELD_COUNT_MESSAGE} (got {len(batch)} fields for "
+                             f"{[s.name for s in self._slots]})")
+        if self._checks:
+            _check_fields(batch, self._checks)
+        return batch
+
+    def read_round(self, num_places, drop_last=True):
+        """Up to ``num_places`` batches in order (K68); EOFException when none, or when fewer than
+        ``num_places`` are left and ``drop_last`` (K70)."""
+        batches = []
+        try:
+            for _ in range(num_places):
+                batches.append(self.read_next())
+        except EOFException:
+            if not batches or drop_last:
+                raise
+        return batches
+
+
+def _new_queue(capacity):
+    return BlockingQueue(capacity, wake_level=max(1, min(WAKE_LEVEL, capacity // 4)))
+
+
+def _tensor(field, place):
+    if isinstance(field, LoDTensor):
+        if field._place is None:
+            field._place = place
+        return field
+    return LoDTensor(field, None, place)
+
+
+def _convert_places(places, use_double_buffer):
+    places = list(places) if isinstance(places, (list, tuple)) else [places]
+    for p in places:
+        if not hasattr(p, "is_gpu_place"):
+            raise TypeError(f"places must be CPUPlace/CUDAPlace objects, got {type(p).__name__}")
+        if p.is_gpu_place() and not use_double_buffer:
+            raise RuntimeError("Place cannot be CUDAPlace when use_double_buffer is False")
+    return places
+
+
+# --- loaders ----------------------------------------------------------------------------------------
+class DataLoaderBase:
+    """What every loader is: callable (``loader()`` returns itself) and iterable."""
+
+    def __call__(self):
+        return self
+
+    def __iter__(self):
+        raise NotImplementedError()
+
+    def __next__(self):
+        raise NotImplementedError()
+
+
+_live_loaders = weakref.WeakSet()
+
+
+def _abandon_epoch(loader_ref, epoch):
+    """Finalizer of an epoch iterator: stop that epoch's producer if it is still the current one."""
+    loader = loader_ref()
+    if loader is not None and loader._epochs == epoch and loader._epoch_open:
+        loader._end_epoch()
+
+
+class _EpochIterator:
+    """What ``iter(loader)`` returns: reads one epoch; when dropped (``break``), the epoch stops."""
+
+    __slots__ = ("_loader", "_epoch", "__weakref__")
+
+    def __init__(self, loader, epoch):
+        self._loader, self._epoch = loader, epoch
+        weakref.finalize(self, _abandon_epoch, weakref.ref(loader), epoch).atexit = False  # exit: see below
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        loader = self._loader
+        if loader._epochs != self._epoch or not loader._epoch_open:
+            raise StopIteration  # a newer iter(loader) replaced this epoch, or it has ended
+        return loader._next_step()
+
+
+class GeneratorLoader(DataLoaderBase):
+    """The loader ``DataLoader.from_generator`` returns (see its docstring for the arguments).
+
+    Diagnosis: ``print(loader.bottleneck())`` after (or during) an epoch says whether the reader or
+    the model is the bottleneck; ``loader.stats()`` gives the counters (batches, mean queue
+    occupancy, seconds waiting for data vs. computing).
+    """
+
+    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False,
+                 use_multiprocess=False, drop_last=True, timeout=None):
+        if not capacity:
+            raise ValueError("Please give value to capacity.")
+        if not feed_list:
+            raise Exception("Feed list must be given under static mode.")
+        program = default_main_program()
+        feed_vars = [program.global_block().var(v) if isinstance(v, str) else v for v in feed_list]
+        self._setup(slot_specs(feed_vars), capacity, use_double_buffer, iterable, return_list, use_multiprocess,
+                    drop_last, timeout)
+        if not iterable:
+            names = [_loader_names(k) for k in ("lod_tensor_blocking_queue", "create_py_reader", "double_buffer")]
+            reader_names = names[1:] if use_double_buffer else names[1:2]
+            self._attach_scope(names[0], reader_names)
+            s = self._slots
+            reader = layers_io.build_reader_ops(
+                program.global_block(), names[0], names[1], names[2] if use_double_buffer else None,
+                [x.shape for x in s], [x.dtype for x in s], [x.lod_level for x in s], [x.need_check for x in s])
+            layers_io.insert_read_op(program.global_block(), reader, feed_vars, drop_last)
+
+    def _setup(self, slots, capacity, use_double_buffer, iterable, return_list, use_multiprocess, drop_last,
+               timeout):
+        self._slots, self._names = slots, [s.name for s in slots]
+        self._capacity, self._use_double_buffer = int(capacity), bool(use_double_buffer)
+        self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
+        self._use_multiprocess, self._timeout = bool(use_multiprocess), timeout
+        self._batch_reader = None
+        self._places = None
+        self._producer = None
+        self._queue = None
+        self._reader = FeedReader(slots, self._capacity, check_feed=not iterable)
+        self._consumer_timeout = None if self._use_multiprocess else timeout  # a worker times out itself
+        self._epochs = 0
+        self._epoch_open = False
+        _live_loaders.add(self)
+
+    def _attach_scope(self, queue_name, reader_names):
+        """Non-iterable: one queue and stage for the loader's life, in the global scope with its reader."""
+        scope = global_scope()
+        self._queue = _new_queue(self._capacity)
+        self._queue.reader = self._reader
+        self._stage = make_stage(self._queue, None, self._use_double_buffer, self._consumer_timeout)
+        self._reader.set_stage(self._stage)
+        scope.var(queue_name).set_value(self._queue)
+        for name in reader_names:
+            scope.var(name).set_value(self._reader)
+
+    @classmethod
+    def _for_reader_ops(cls, capacity, use_double_buffer, queue_name, reader_names, slots):
+        """The runtime behind ``layers.py_reader`` (its graph is built by layers/io.py)."""
+        loader = cls.__new__(cls)
+        specs = [SlotSpec(name, tuple(shape), to_numpy_dtype(dtype), int(lod), bool(check))
+                 for name, shape, dtype, lod, check in slots]
+        loader._setup(specs, capacity, use_double_buffer, False, False, False, True, None)
+        loader._attach_scope(queue_name, reader_names)
+        return loader
+
+    # --- properties ---------------------------------------------------------------------------------
+    @property
+    def iterable(self):
+        return self._iterable
+
+    @property
+    def queue(self):
+        """The BlockingQueue (non-iterable: fixed; iterable: the current epoch's). Taking it allows
+        pushing batches by hand (J66), so the read op then no longer insists on ``start()``."""
+        self._reader.external = not self._iterable
+        return self._queue
+
+    # --- data sources (each returns the loader; REFERENCE H48-H51) ----------------------------------
+    def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
+        assert batch_size > 0, "batch_size must be larger than 0"
+        return self._set_source(adapters.from_sample_generator(reader, batch_size, drop_last, self._slots), places)
+
+    def set_sample_list_generator(self, reader, places=None):
+        return self._set_source(adapters.from_sample_list_generator(reader, self._slots), places)
+
+    def set_batch_generator(self, reader, places=None):
+        return self._set_source(adapters.from_batch_generator(reader, len(self._slots)), places)
+
+    def _set_source(self, batch_reader, places):
+        if self._iterable:
+            assert places is not None, "Places cannot be None when DataLoader is iterable"
+            self._places = _convert_places(places, self._use_double_buffer)
+        elif places is not None:
+            _log.info("places would be ommited when DataLoader is not iterable")
+        self._batch_reader = batch_reader
+        return self
+
+    def _open_source(self):
+        """The one place the transport is chosen (NOTE [ minifluid feeding: queues and shutdown ])."""
+        if self._use_multiprocess:
+            return ProcessBatchSource(self._batch_reader, capacity=self._capacity, timeout=self._timeout,
+                                      name="minifluid-worker-0")
+        return self._batch_reader()
+
+    def _start_producer(self, queue):
+        self._producer = _Producer(self._open_source(), queue)
+
+    def _stop(self, join_timeout=JOIN_TIMEOUT):
+        """Stop the producer and the stage, in the order of the NOTE above."""
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.queue.close(generation=producer.generation)
+        self._reader.end_epoch()
+        if producer is not None:
+            producer.join(join_timeout)
+
+    # --- iterable mode ------------------------------------------------------------------------------
+    def __iter__(self):
+        """Start an epoch (stopping the previous one) and return its iterator; abandoning that iterator
+        (``break``) stops the producer when the iterator is garbage-collected."""
+        assert self._iterable, "DataLoader is not iterable"
+        assert self._batch_reader is not None, "Data source of DataLoader has not set yet"
+        self._begin_iterable_epoch()
+        return _EpochIterator(self, self._epochs)
+
+    def __next__(self):
+        if not self._epoch_open:
+            if self._epochs:
+                raise StopIteration
+            iter(self)  # next(loader()) without iter(): start the first epoch
+        return self._next_step()
+
+    def _begin_iterable_epoch(self):
+        self._stop()
+        self._queue = _new_queue(self._capacity)
+        self._reader.begin_epoch(make_stage(self._queue, self._places, self._use_double_buffer,
+                                            self._consumer_timeout))
+        self._start_producer(self._queue)
+        self._epochs += 1
+        self._epoch_open = True
+
+    def _next_step(self):
+        """One step: a batch per place, as feed dicts (or lists with return_list)."""
+        places = self._places
+        try:
+            if len(places) == 1:
+                batches = (self._reader.read_next(),)
+            else:
+                batches = self._reader.read_round(len(places), self._drop_last)
+        except EOFException:
+            self._end_epoch()
+            raise StopIteration from None
+        except BaseException:  # reader failure, timeout, Ctrl-C: do not wait on a stuck generator
+            self._end_epoch(join_timeout=ERROR_JOIN_TIMEOUT)
+            raise
+        if self._return_list:
+            return [[_tensor(f, p) for f in b] for b, p in zip(batches, places)]
+        names = self._names
+        return [dict(zip(names, [_tensor(f, p) for f in b])) for b, p in zip(batches, places)]
+
+    def _end_epoch(self, join_timeout=JOIN_TIMEOUT):
+        self._epoch_open = False
+        self._stop(join_timeout)
+
+    # --- non-iterable mode --------------------------------------------------------------------------
+    def start(self):
+        """Start the producer for one epoch (non-iterable mode)."""
+        assert not self._iterable, "start() cannot be called when DataLoader is iterable"
+        assert self._batch_reader is not None, "Data source of DataLoader has not set yet"
+        if self._producer is not None:
+            raise RuntimeError("start() was called twice without reset(): the DataLoader is already running. "
+                               "Call reset() after the EOFException that ends an epoch (or to abandon it) "
+                               "before starting again.")
+        self._reader.begin_epoch(self._stage)
+        self._start_producer(self._queue)
+
+    def reset(self):
+        """Stop the epoch (at EOF or midway; safe before start() and twice) and empty the queue."""
+        assert not self._iterable, "reset() cannot be called when DataLoader is iterable"
+        self._stop()
+        self._queue.reset()
+
+    # --- diagnosis ----------------------------------------------------------------------------------
+    def _stats_source(self):
+        stats = self._reader.stats
+        return stats if stats.batches or self._reader.last_stats is None else self._reader.last_stats
+
+    def stats(self):
+        """Counters of the current epoch (or the last one, before the next reads anything)."""
+        return self._stats_source().summary()
+
+    def bottleneck(self):
+        """One line: "reader-bound: ..." or "compute-bound: ..."."""
+        return self._stats_source().verdict()
+
+    def __del__(self):
+        try:
+            self._stop()
+        except Exception:
+            pass
+
+
+@atexit.register
+def _stop_all_loaders():
+    """At exit, close every live loader's queue (no joins: a producer stuck in user code must not delay
+    the exit) so no producer is left blocked in a push."""
+    for loader in list(_live_loaders):
+        producer = loader._producer
+        if producer is not None:
+            producer.queue.close()
+
+
+layers_io.set_reader_runtime_factory(GeneratorLoader._for_reader_ops)
+
+
+class DataLoader:
+    """fluid.io.DataLoader.
+
+    ``DataLoader.from_generator(...)`` builds the generator-fed loader (this module);
+    ``DataLoader(dataset, ...)`` builds the map-style loader (``data/dataloader.py``).
+    """
+
+    def __new__(cls, dataset, *args, **kwargs):
+        return DatasetLoader(dataset, *args, **kwargs)
+
+    @staticmethod
+    def from_generator(feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False,
+                       use_multiprocess=False, drop_last=True, timeout=None):
+        """A loader fed by a Python generator (set with ``set_sample_generator``,
+        ``set_sample_list_generator`` or ``set_batch_generator``).
+
+        Args:
+            feed_list (list of Variable): the variables fed, in the order the generator yields fields.
+            capacity (int): batches buffered in the queue.
+            use_double_buffer (bool, default True): read one batch ahead (on a CUDAPlace: copy it to
+                the device ahead, on a stream of its own).
+            iterable (bool, default True): ``for data in loader(): exe.run(feed=data)``; False inserts
+                read ops at the head of the main program and uses ``start()`` / ``reset()``.
+            return_list (bool, default False): per place, a list of tensors instead of a dict.
+            use_multiprocess (bool, default False): run the generator in a worker process (shared memory).
+            drop_last (bool, default True): with several places, drop a last round that cannot give
+                every place a batch.
+            timeout (float or None): seconds to wait for one batch before raising; None waits forever.
+
+        Diagnosis: ``print(loader.bottleneck())`` -> "reader-bound: ..." or "compute-bound: ...".
+        """
+        return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list, use_multiprocess,
+                               drop_last, timeout)

@@ -1,0 +1,178 @@
+"""The double buffer (fluid's BufferedReader): what sits between the batch queue and the consumer.
+
+Every stage here has the same small interface: ``get()`` returns the next batch or END_OF_DATA
+(raising ReaderKilledError after the batches produced before a failure), ``occupancy()`` says how
+many batches are ready, ``clear()`` drops what is staged, ``stop()`` ends any thread.
+
+* ``DirectStage``: no double buffer; ``get`` is a queue pop.
+* ``ReadAheadStage`` (double buffer on CPU): after handing out a batch it takes the next one, if the
+  producer has it ready, into a slot; no extra thread, because on CPU another thread would only
+  contend for the GIL (the producer thread already runs ahead by ``capacity`` batches).
+* ``CudaPrefetchStage`` (double buffer on a CUDAPlace, needs CuPy): a ``minifluid-prefetch`` thread
+  copies each batch host -> device through pinned staging buffers on its own non-blocking stream
+  and records an event; ``get`` makes the consumer's stream wait on that event. Device arrays are
+  fresh per batch (CuPy's pool makes that cheap), so the batch the consumer holds is never
+  overwritten; a pinned staging slot is reused only after the copy out of it has completed. The
+  consumer is assumed to compute on the null stream (CuPy's default).
+  The loop follows NOTE [ minifluid feeding: queues and shutdown ] in ``loader.py``.
+"""
+import threading
+
+import numpy as np
+
+from ..errors import ExceptionWrapper, ReaderKilledError
+from ..lod_tensor import LoDTensor
+from .queue import END_OF_DATA, NOTHING, BlockingQueue
+
+__all__ = ["DirectStage", "ReadAheadStage", "CudaPrefetchStage", "make_stage", "PREFETCH_SLOTS"]
+
+PREFETCH_SLOTS = 2
+"""Batches the CUDA prefetch thread keeps ready on the device (fluid's BufferedReader keeps 2)."""
+
+
+class DirectStage:
+    """No buffering beyond the queue itself."""
+
+    def __init__(self, queue, timeout=None):
+        self.queue, self.timeout = queue, timeout
+
+    def get(self):
+        return self.queue.pop(self.timeout)
+
+    def occupancy(self):
+        return len(self.queue)
+
+    def clear(self):
+        pass
+
+    def stop(self):
+        pass
+
+
+class ReadAheadStage:
+    """CPU double buffer: one batch read ahead into a slot, in the consumer's thread."""
+
+    def __init__(self, queue, timeout=None):
+        self.queue, self.timeout = queue, timeout
+        self._slot = NOTHING
+
+    def get(self):
+        item = self._slot
+        if item is NOTHING:
+            item = self.queue.pop(self.timeout)
+        if item is not END_OF_DATA:
+            self._slot = self.queue.try_pop()
+        else:
+            self._slot = NOTHING
+        return item
+
+    def occupancy(self):
+        return len(self.queue) + (self._slot is not NOTHING)
+
+    def clear(self):
+        self._slot = NOTHING
+
+    def stop(self):
+        self._slot = NOTHING
+
+
+def _pinned_view(cupy, slot, index, host):
+    """A pinned-memory ndarray shaped like ``host`` (grown on demand), stored in ``slot[index]``."""
+    mem = slot[index] if index < len(slot) else None
+    if mem is None or mem.size() < host.nbytes:
+        mem = cupy.cuda.alloc_pinned_memory(max(host.nbytes, 1))
+        if index < len(slot):
+            slot[index] = mem
+        else:
+            slot.append(mem)
+    return np.frombuffer(mem, host.dtype, host.size).reshape(host.shape)
+
+
+def _cuda_prefetch_loop(cupy, source, ready, places, stop_event):
+    """Copy batches from ``source`` (host) to ``ready`` (device); see the module docstring."""
+    streams = {}
+    staging = [([], None) for _ in range(PREFETCH_SLOTS + 2)]  # (pinned buffers, event of their last copy)
+    count = 0
+    try:
+        while not stop_event.is_set():
+            try:
+                batch = source.pop()
+            except ReaderKilledError:
+                ready.kill(source.killed_by)
+                return
+            if batch is END_OF_DATA:
+                ready.close()
+                return
+            place = places[count % len(places)]
+            buffers, last_copy = staging[count % len(staging)]
+            if last_copy is not None:
+                last_copy.synchronize()  # the pinned slot is free again only once its copy is done
+            with cupy.cuda.Device(place.device_id):
+                stream = streams.get(place.device_id)
+                if stream is None:
+                    stream = streams[place.device_id] = cupy.cuda.Stream(non_blocking=True)
+                hosts, lods, devices = [], [], []
+                for i, field in enumerate(batch):
+                    array, lod = (field._array, field._lod) if isinstance(field, LoDTensor) else (field, None)
+                    host = np.ascontiguousarray(array)
+                    pinned = _pinned_view(cupy, buffers, i, host)
+                    np.copyto(pinned, host)
+                    with stream:
+                        devices.append(cupy.empty(host.shape, host.dtype))
+                    hosts.append(pinned)
+                    lods.append(lod)
+                # The pool may have handed us memory the consumer freed while its kernels (on the null
+                # stream) still read it: order our copies after everything queued there so far.
+                stream.wait_event(cupy.cuda.Stream.null.record())
+                for device, pinned in zip(devices, hosts):
+                    device.set(pinned, stream=stream)
+                fields = [LoDTensor(device, lod, place) for device, lod in zip(devices, lods)]
+                copied = stream.record()
+            staging[count % len(staging)] = (buffers, copied)
+            count += 1
+            if not ready.push((fields, copied)):
+                return
+    except BaseException:
+        ready.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"))
+
+
+class CudaPrefetchStage:
+    """CUDA double buffer: a prefetch thread stages batches on the device ahead of the consumer."""
+
+    def __init__(self, queue, places, timeout=None):
+        cupy = places[0].array_module()  # CuPy, or a clear error when there is no usable GPU
+        self._cupy = cupy
+        self.queue, self.timeout = queue, timeout
+        self._ready = BlockingQueue(PREFETCH_SLOTS)
+        self._stop_event = threading.Event()
+        self._thread = threading.Thread(target=_cuda_prefetch_loop, name="minifluid-prefetch", daemon=True,
+                                        args=(cupy, queue, self._ready, list(places), self._stop_event))
+        self._thread.start()
+
+    def get(self):
+        item = self._ready.pop(self.timeout)
+        if item is END_OF_DATA:
+            return item
+        fields, copied = item
+        self._cupy.cuda.get_current_stream().wait_event(copied)
+        return fields
+
+    def occupancy(self):
+        return len(self.queue) + len(self._ready)
+
+    def clear(self):
+        pass
+
+    def stop(self, join_timeout=5.0):
+        """Close the device queue first (a blocked push returns), then join the thread."""
+        self._stop_event.set()
+        self._ready.close()
+        self._thread.join(join_timeout)
+
+
+def make_stage(queue, places, use_double_buffer, timeout=None):
+    """The stage for one epoch: CUDA prefetch on GPU places, read-ahead on CPU, or none.
+    ``timeout`` (seconds, None = forever) bounds each wait for a batch (QueueTimeout)."""
+    if use_double_buffer and places and any(p.is_gpu_place() for p in places):
+        return CudaPrefetchStage(queue, places, timeout)
+    return ReadAheadStage(queue, timeout) if use_double_buffer else DirectStage(queue, timeout)

@@ -1,0 +1,62 @@
+"""``fluid.io``: DataLoader, PyReader, DataFeeder, the reader decorators and save/load."""
+from .data.feeder import DataFeeder
+from .data.loader import DataLoader, DataLoaderBase
+from .errors import ComposeNotAligned
+from .reader import (batch, buffered, cache, chain, compose, firstn, map_readers, multiprocess_reader, shuffle,
+                     xmap_readers)
+from .serialization import (is_parameter, is_persistable, load_inference_model, load_params, load_persistables,
+                            load_vars, save_inference_model, save_params, save_persistables, save_vars)
+
+__all__ = ["ComposeNotAligned", "DataFeeder", "DataLoader", "PyReader", "batch", "buffered", "cache", "chain",
+           "compose", "firstn", "is_parameter", "is_persistable", "load_inference_model", "load_params",
+           "load_persistables", "load_vars", "map_readers", "multiprocess_reader", "save_inference_model",
+           "save_params", "save_persistables", "save_vars", "shuffle", "xmap_readers"]
+
+
+class PyReader(DataLoaderBase):
+    """fluid.io.PyReader: the legacy name of ``DataLoader.from_generator`` (same arguments, minus the new ones).
+
+    ``decorate_sample_generator`` / ``decorate_sample_list_generator`` / ``decorate_batch_generator`` are
+    the loader's ``set_*_generator``; everything else is forwarded.
+    """
+
+    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False):
+        self._loader = DataLoader.from_generator(feed_list, capacity, use_double_buffer, iterable, return_list)
+
+    @property
+    def queue(self):
+        return self._loader.queue
+
+    @property
+    def iterable(self):
+        return self._loader.iterable
+
+    def __call__(self):
+        return self._loader()
+
+    def __iter__(self):
+        return iter(self._loader)
+
+    def __next__(self):
+        return next(self._loader)
+
+    def start(self):
+        self._loader.start()
+
+    def reset(self):
+        self._loader.reset()
+
+    def decorate_sample_generator(self, sample_generator, batch_size, drop_last=True, places=None):
+        self._loader.set_sample_generator(sample_generator, batch_size, drop_last, places)
+
+    def decorate_sample_list_generator(self, reader, places=None):
+        self._loader.set_sample_list_generator(reader, places)
+
+    def decorate_batch_generator(self, reader, places=None):
+        self._loader.set_batch_generator(reader, places)
+
+    def stats(self):
+        return self._loader.stats()
+
+    def bottleneck(self):
+        return self._loader.bottleneck()

@@ -1,0 +1,34 @@
+"""Reader ops of a non-iterable DataLoader / py_reader: create_py_reader, create_double_buffer_reader, read.
+
+The scope holds the runtime objects (see NOTE [ minifluid feeding: queues and shutdown ] in
+``data/loader.py``): the queue variable holds the BlockingQueue, and the queue's ``reader`` is the
+object that feeds Programs from it. The two create ops only pass that object through, so a step
+costs two attribute reads; ``read`` takes one batch from it (``read_next``), which raises
+EOFException at the end of the data, ReaderKilledError (chained) when the reader failed, and a
+RuntimeError at once when the loader was never started.
+"""
+from .registry import register_op
+
+_READER_ATTRS = {"shape_concat": [], "lod_levels": [], "dtypes": [], "ranks": [], "need_check_feed": []}
+
+
+@register_op("create_py_reader", inputs=("blocking_queue",), outputs=("Out",), attrs=_READER_ATTRS,
+             stateful=True)
+def _create_py_reader_forward(attrs, queue):
+    reader = getattr(queue, "reader", None)
+    if reader is None:
+        raise RuntimeError("The blocking queue fed to create_py_reader has no reader attached; build the "
+                           "program with fluid.io.DataLoader.from_generator or fluid.layers.py_reader.")
+    return reader
+
+
+@register_op("create_double_buffer_reader", inputs=("UnderlyingReader",), outputs=("Out",),
+             attrs={"place": ""}, stateful=True)
+def _create_double_buffer_reader_forward(attrs, reader):
+    return reader  # the read-ahead stage was chosen when the loader was built (data/prefetch.py)
+
+
+@register_op("read", inputs=("Reader",), outputs=("Out",), duplicable=("Out",),
+             attrs={"drop_last": True, "throw_eof_exp": True}, produces_lod=True, stateful=True)
+def _read_forward(attrs, reader):
+    return reader.read_next()  # LoDTensor fields carry their LoD; the executor records it (produces_lod)

@@ -1,0 +1,150 @@
+"""fluid.io's save/load functions on numpy files.
+
+One variable per file (``dirname/<var name>``, numpy ``.npy`` format without the
+extension, as fluid names them), or every variable in one ``.npz`` archive when a
+``filename`` is given. Inference models keep the pruned Program as a pickle
+(``__model__``): readable only by minifluid, like fluid's protobuf was only by fluid.
+"""
+import os
+import pickle
+
+import numpy as np
+
+from .executor.scope import global_scope
+from .framework.program import Program, default_main_program
+from .framework.variable import Parameter, VarType
+
+__all__ = ["save_vars", "load_vars", "save_params", "load_params", "save_persistables", "load_persistables",
+           "save_inference_model", "load_inference_model", "is_parameter", "is_persistable"]
+
+MODEL_FILENAME = "__model__"
+
+
+def is_parameter(var):
+    return isinstance(var, Parameter)
+
+
+def is_persistable(var):
+    return var.persistable and var.type not in (VarType.READER, VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.RAW)
+
+
+def _select(main_program, vars, predicate):
+    if vars is not None:
+        return list(vars)
+    program = main_program or default_main_program()
+    return [v for v in program.list_vars() if predicate(v)]
+
+
+def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
+    """Write the chosen variables' values from the scope into ``dirname``."""
+    scope = scope or global_scope()
+    chosen = _select(main_program, vars, predicate or is_persistable)
+    os.makedirs(dirname, exist_ok=True)
+    values = {}
+    for v in chosen:
+        value = scope.find_value(v.name)
+        if value is None:
+            raise RuntimeError(f"Cannot save variable {v.name!r}: it is not initialized in the scope "
+                               "(run the startup program first)")
+        values[v.name] = np.asarray(value)
+    if filename is not None:
+        with open(os.path.join(dirname, filename), "wb") as f:
+            np.savez(f, **values)
+        return
+    for name, value in values.items():
+        with open(os.path.join(dirname, name), "wb") as f:
+            np.save(f, value, allow_pickle=False)
+
+
+def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
+    """Read the chosen variables from ``dirname`` into the scope, checking shapes."""
+    scope = scope or global_scope()
+    chosen = _select(main_program, vars, predicate or is_persistable)
+    archive = np.load(os.path.join(dirname, filename)) if filename is not None else None
+    for v in chosen:
+        if archive is not None:
+            if v.name not in archive:
+                raise RuntimeError(f"{os.path.join(dirname, filename)} holds no variable {v.name!r}")
+            value = archive[v.name]
+        else:
+            path = os.path.join(dirname, v.name)
+            if not os.path.exists(path):
+                raise RuntimeError(f"Cannot load variable {v.name!r}: no file {path}")
+            with open(path, "rb") as f:
+                value = np.load(f, allow_pickle=False)
+        if v.shape is not None and all(d >= 0 for d in v.shape) and tuple(value.shape) != tuple(v.shape):
+            raise RuntimeError(f"Variable {v.name!r} has shape {list(v.shape)} in the program but "
+                               f"{list(value.shape)} in {dirname}")
+        scope.var(v.name).get_tensor().set(value.copy(), None)
+
+
+def save_params(executor, dirname, main_program=None, filename=None):
+    save_vars(executor, dirname, main_program, predicate=is_parameter, filename=filename)
+
+
+def load_params(executor, dirname, main_program=None, filename=None):
+    load_vars(executor, dirname, main_program, predicate=is_parameter, filename=filename)
+
+
+def save_persistables(executor, dirname, main_program=None, filename=None):
+    save_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)
+
+
+def load_persistables(executor, dirname, main_program=None, filename=None):
+    load_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)
+
+
+def _prune_for_inference(program, feed_names, target_names):
+    """A test-mode copy keeping only the ops the targets need, stopping at the fed variables."""
+    infer = program.clone(for_test=True)
+    block = infer.global_block()
+    needed, kept = set(target_names), []
+    for op in reversed(block.ops):
+        outs = set(op.output_arg_names)
+        if outs & needed and not outs <= set(feed_names):
+            kept.append(op)
+            needed |= set(op.input_arg_names)
+    block.ops = kept[::-1]
+    used = needed | {n for op in block.ops for n in op.output_arg_names} | set(feed_names)
+    for name in [n for n in block.vars if n not in used]:
+        del block.vars[name]
+    for name in feed_names:
+        block.var(name).stop_gradient = True
+    infer._bump_version()
+    return infer
+
+
+def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
+                         model_filename=None, params_filename=None, export_for_deployment=True,
+                         program_only=False):
+    """Save the pruned inference Program and its parameters; returns the target names."""
+    if isinstance(feeded_var_names, str):
+        feeded_var_names = [feeded_var_names]
+    if not isinstance(target_vars, (list, tuple)):
+        target_vars = [target_vars]
+    program = main_program or default_main_program()
+    if not isinstance(program, Program):
+        program = program._program  # a CompiledProgram
+    targets = [t.name for t in target_vars]
+    infer = _prune_for_inference(program, list(feeded_var_names), targets)
+    infer._minifluid_feed_target_names = list(feeded_var_names)
+    infer._minifluid_fetch_target_names = targets
+    os.makedirs(dirname, exist_ok=True)
+    with open(os.path.join(dirname, model_filename or MODEL_FILENAME), "wb") as f:
+        pickle.dump(infer, f)
+    if not program_only:
+        save_persistables(executor, dirname, infer, params_filename)
+    return targets
+
+
+def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
+    """Returns ``[program, feed_target_names, fetch_targets]`` with parameters loaded into the scope."""
+    path = os.path.join(dirname, model_filename or MODEL_FILENAME)
+    if not os.path.exists(path):
+        raise ValueError(f"There is no inference model in {dirname!r} (expected {path})")
+    with open(path, "rb") as f:
+        program = pickle.load(f)
+    load_persistables(executor, dirname, program, params_filename)
+    block = program.global_block()
+    fetch_targets = [block.var(n) for n in program._minifluid_fetch_target_names]
+    return [program, list(program._minifluid_feed_target_names), fetch_targets]

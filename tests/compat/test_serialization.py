@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid import serialization
+
+
+def _net():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 4])
+        y = fluid.data("y", [None, 1], dtype="int64")
+        h = fluid.layers.fc(x, 5, act="relu")
+        h = fluid.layers.dropout(h, 0.3)
+        logits = fluid.layers.fc(h, 3)
+        loss = fluid.layers.reduce_mean(fluid.layers.softmax_with_cross_entropy(logits, y))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    return main, startup, logits, loss
+
+
+def test_save_and_load_params_and_persistables(tmp_path):
+    main, startup, logits, loss = _net()
+    exe, scope = fluid.Executor(), fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        serialization.save_params(exe, str(tmp_path / "p"), main)
+        serialization.save_persistables(exe, str(tmp_path / "all"), main, filename="all.npz")
+        w = np.array(scope.find_var("fc_0.w_0").get_tensor()).copy()
+    assert sorted(p.name for p in main.all_parameters()) == sorted((tmp_path / "p").iterdir() and
+                                                                   [f.name for f in (tmp_path / "p").iterdir()])
+    other = fluid.Scope()
+    with fluid.scope_guard(other):
+        serialization.load_params(exe, str(tmp_path / "p"), main)
+        serialization.load_persistables(exe, str(tmp_path / "all"), main, filename="all.npz")
+        np.testing.assert_array_equal(np.array(other.find_var("fc_0.w_0").get_tensor()), w)
+        assert other.find_var("learning_rate_0") is not None
+
+
+def test_inference_model_round_trip(tmp_path):
+    main, startup, logits, loss = _net()
+    exe, scope = fluid.Executor(), fluid.Scope()
+    xs = np.random.RandomState(0).rand(6, 4).astype("float32")
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        exe.run(main, feed={"x": xs, "y": np.zeros((6, 1), "int64")}, fetch_list=[loss])
+        test_prog = main.clone(for_test=True)
+        (expected,) = exe.run(test_prog, feed={"x": xs, "y": np.zeros((6, 1), "int64")}, fetch_list=[logits])
+        fluid.io.save_inference_model(str(tmp_path), ["x"], [logits], exe, main)
+    with fluid.scope_guard(fluid.Scope()):
+        prog, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe)
+        assert feeds == ["x"] and [f.name for f in fetches] == [logits.name]
+        assert all(op.type not in ("adam", "softmax_with_cross_entropy") for op in prog.global_block().ops)
+        (got,) = exe.run(prog, feed={"x": xs}, fetch_list=fetches)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_load_errors_are_clear(tmp_path):
+    main, startup, logits, loss = _net()
+    with pytest.raises(RuntimeError, match="no file"):
+        serialization.load_params(fluid.Executor(), str(tmp_path), main)
+    with pytest.raises(ValueError, match="no inference model"):
+        fluid.io.load_inference_model(str(tmp_path), fluid.Executor())

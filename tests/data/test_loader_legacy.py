@@ -1,0 +1,149 @@
+"""PyReader, layers.py_reader / create_py_reader_by_data / read_file / double_buffer (REFERENCE O84-O86),
+bottleneck diagnosis, and the CUDA double buffer (skipped without a GPU)."""
+import time
+
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid.framework import unique_name
+from minifluid.framework.variable import VarType
+from minifluid.layers import io as layers_io
+
+
+def batches(n):
+    def reader():
+        for i in range(n):
+            yield np.full([2, 3], i, "float32"), np.full([2, 1], i, "int64")
+    return reader
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("iterable", [True, False])
+def test_py_reader_class_wraps_from_generator(iterable):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data(name="x", shape=[None, 3], dtype="float32")
+        y = fluid.data(name="y", shape=[None, 1], dtype="int64")
+        reader = fluid.io.PyReader(feed_list=[x, y], capacity=4, iterable=iterable)
+        loss = fluid.layers.mean(x)
+    assert reader.iterable is iterable
+    exe = fluid.Executor(fluid.CPUPlace())
+    if iterable:
+        reader.decorate_batch_generator(batches(3), places=fluid.CPUPlace())
+        values = [float(np.asarray(exe.run(main, feed=d, fetch_list=[loss])[0]).reshape(-1)[0]) for d in reader()]
+        reader.decorate_sample_list_generator(fluid.io.batch(lambda: ((np.ones(3), [1]) for _ in range(5)), 2),
+                                              places=fluid.CPUPlace())
+        assert [np.asarray(d[0]["x"]).shape[0] for d in reader()] == [2, 2, 1]
+    else:
+        reader.decorate_sample_generator(lambda: ((np.full(3, i, "float32"), [i]) for i in range(6)), batch_size=2)
+        values = []
+        reader.start()
+        try:
+            while True:
+                values.append(float(np.asarray(exe.run(main, fetch_list=[loss])[0]).reshape(-1)[0]))
+        except fluid.core.EOFException:
+            reader.reset()
+        assert reader.queue is not None
+    assert values == ([0.0, 1.0, 2.0] if iterable else [0.5, 2.5, 4.5])
+
+
+@pytest.mark.timeout(30)
+def test_layers_py_reader_and_read_file():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), unique_name.guard():
+        reader = layers_io.py_reader(capacity=4, shapes=[[-1, 3], [-1, 1]], dtypes=["float32", "int64"])
+        assert unique_name.generate("lod_tensor_blocking_queue") == "lod_tensor_blocking_queue_1"  # global names
+        image, label = layers_io.read_file(reader)
+        loss = fluid.layers.mean(image)
+    assert reader.type == VarType.READER and reader.name == "double_buffer_0"
+    ops = [op.type for op in main.global_block().ops]
+    assert ops == ["create_py_reader", "create_double_buffer_reader", "read", "mean"]
+    assert main.global_block().ops[0].input("blocking_queue") == ["lod_tensor_blocking_queue_0"]
+    assert label.dtype == "int64" and tuple(image.shape) == (-1, 3)
+    reader.decorate_tensor_provider(batches(2))
+    exe = fluid.Executor(fluid.CPUPlace())
+    got = []
+    reader.start()
+    try:
+        while True:
+            got.append(exe.run(main, fetch_list=[loss, label]))
+    except fluid.core.EOFException:
+        reader.reset()
+    assert [int(lbl[0, 0]) for _, lbl in got] == [0, 1]
+    clone = main.clone()  # the runtime is shared, not copied
+    assert clone.global_block().var("double_buffer_0").queue is reader.queue
+
+
+@pytest.mark.timeout(30)
+def test_named_py_reader_and_create_by_data_and_double_buffer():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        reader = layers_io.py_reader(capacity=2, shapes=[[-1, 2]], dtypes=["float32"], name="train",
+                                     use_double_buffer=False)
+        assert reader.name == "train_reader"
+        assert main.global_block().has_var("train_queue")
+        buffered = layers_io.double_buffer(reader)
+        out = layers_io.read_file(buffered)  # one slot: a single variable
+        assert isinstance(out, fluid.Variable)
+        x = fluid.data(name="x", shape=[None, 2], dtype="float32")
+        with pytest.raises(TypeError):
+            layers_io.create_py_reader_by_data(capacity=2, feed_list=x)
+        by_data = layers_io.create_py_reader_by_data(capacity=2, feed_list=[x], name="bydata")
+        (xout,) = [layers_io.read_file(by_data)]
+    buffered.decorate_paddle_reader(fluid.io.batch(lambda: iter([([1.0, 2.0],), ([3.0, 4.0],)]), 2))
+    exe = fluid.Executor(fluid.CPUPlace())
+    buffered.start()
+    by_data.decorate_batch_generator(lambda: iter([(np.ones([1, 2], "float32"),)]))
+    by_data.start()
+    value, xv = exe.run(main, fetch_list=[out, xout])
+    assert value.tolist() == [[1.0, 2.0], [3.0, 4.0]] and xv.tolist() == [[1.0, 1.0]]
+    buffered.reset()
+    by_data.reset()
+
+
+@pytest.mark.timeout(30)
+def test_diagnosis_counters_and_verdict():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data(name="x", shape=[None, 3], dtype="float32")
+        y = fluid.data(name="y", shape=[None, 1], dtype="int64")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=4)
+    assert loader.bottleneck().startswith("no verdict yet")
+    loader.set_batch_generator(batches(20), places=fluid.CPUPlace())
+    for _ in loader():
+        pass
+    stats = loader.stats()
+    assert stats["batches"] == 20 and stats["queue_capacity"] == 4
+    assert stats["compute_s"] > 0 and stats["wait_s"] + stats["first_batch_wait_s"] > 0
+    assert stats["mean_queue_occupancy"] >= 0
+    assert loader.bottleneck().split(":")[0] in ("reader-bound", "compute-bound")
+
+    def slow():  # a reader much slower than the (empty) model
+        for i in range(5):
+            time.sleep(0.02)
+            yield np.zeros([1, 3], "float32"), np.zeros([1, 1], "int64")
+
+    loader.set_batch_generator(slow, places=fluid.CPUPlace())
+    for _ in loader():
+        pass
+    assert loader.bottleneck().startswith("reader-bound: ")
+    assert loader.stats()["wait_fraction"] > 0.5
+
+
+@pytest.mark.skipif(not fluid.is_compiled_with_cuda(), reason="needs CuPy and a CUDA GPU (CUDA double buffer)")
+@pytest.mark.timeout(60)
+def test_cuda_double_buffer_yields_device_tensors_in_order():
+    import cupy
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data(name="x", shape=[None, 3], dtype="float32")
+        y = fluid.data(name="y", shape=[None, 1], dtype="int64")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=4)
+    loader.set_batch_generator(batches(10), places=fluid.CUDAPlace(0))
+    seen = []
+    for step in loader():
+        t = step[0]["y"]
+        assert isinstance(t._array, cupy.ndarray)
+        seen.append(int(np.asarray(t)[0, 0]))
+    assert seen == list(range(10))
