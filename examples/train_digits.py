@@ -5,9 +5,11 @@ A train program and a test program are built by the same ``network()`` under
 global scope. Adam(learning_rate=0.01) minimizes the mean softmax cross entropy; after each epoch
 the test program reports accuracy. Exits with status 1 if the final test accuracy is below 0.95.
 
-Run:  python examples/train_digits.py [--epochs 10] [--batch-size 64] [--seed 1] [--mode feed]
+Run:  python examples/train_digits.py [--epochs 10] [--batch-size 64] [--seed 1]
+      [--mode iterable|non_iterable|feed] [--plot curves.png]
 """
 import argparse
+import random
 import sys
 
 import numpy as np
@@ -23,74 +25,113 @@ def mlp(image):
     return fluid.layers.fc(hidden, size=10)
 
 
-def network(model=mlp):
-    """Data variables, model, loss and accuracy; called once per program."""
+def network(model=mlp, mode="feed"):
+    """Data variables (and, in loader modes, their DataLoader), model, loss and accuracy counters."""
     image = fluid.data(name="image", shape=[None, 64], dtype="float32")
     label = fluid.data(name="label", shape=[None, 1], dtype="int64")
+    loader = None
+    if mode != "feed":  # created before the layers, as fluid's guide says (minifluid also accepts after)
+        loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=16,
+                                                    iterable=(mode == "iterable"))
     logits = model(image)
     loss = fluid.layers.reduce_mean(fluid.layers.softmax_with_cross_entropy(logits, label))
-    accuracy = fluid.layers.accuracy(input=logits, label=label)
-    return loss, accuracy
+    correct = fluid.layers.create_tensor(dtype="int32")
+    total = fluid.layers.create_tensor(dtype="int32")
+    fluid.layers.accuracy(input=logits, label=label, correct=correct, total=total)
+    return loss, (correct, total), loader, (image, label)
 
 
-def build_programs(model, seed, learning_rate=0.01):
+def build_programs(model, seed, mode, learning_rate=0.01):
+    """Train and test programs built by the same network() under unique_name.guard(): shared parameters."""
     train_prog, train_startup = fluid.Program(), fluid.Program()
     test_prog, test_startup = fluid.Program(), fluid.Program()
     for prog in (train_prog, train_startup, test_prog, test_startup):
         prog.random_seed = seed
     with fluid.program_guard(train_prog, train_startup):
         with fluid.unique_name.guard():
-            train_loss, _ = network(model)
+            train_loss, _, train_loader, feed_vars = network(model, mode)
             fluid.optimizer.Adam(learning_rate=learning_rate).minimize(train_loss)
     with fluid.program_guard(test_prog, test_startup):
         with fluid.unique_name.guard():
-            test_loss, test_acc = network(model)
+            _, test_counts, test_loader, _ = network(model, mode)
     test_prog = test_prog.clone(for_test=True)  # batch_norm / dropout in inference mode
-    return (train_prog, train_startup, train_loss), (test_prog, test_startup, test_loss, test_acc)
+    return (train_prog, train_startup, train_loss, train_loader, feed_vars), \
+        (test_prog, test_startup, test_counts, test_loader)
 
 
-def sample_batches(reader, batch_size, rng=None):
-    """Batches of (images [B, 64] float32, labels [B, 1] int64) from a sample reader, shuffled by ``rng``."""
-    samples = list(reader())
-    order = rng.permutation(len(samples)) if rng is not None else np.arange(len(samples))
-    for start in range(0, len(order), batch_size):
-        chunk = [samples[i] for i in order[start:start + batch_size]]
-        images = np.stack([s[0] for s in chunk]).astype("float32")
-        labels = np.array([s[1] for s in chunk], dtype="int64").reshape(-1, 1)
-        yield {"image": images, "label": labels}
+def run_feed(exe, program, fetch, reader, loader, feeder):
+    """``--mode feed``: DataFeeder turns each sample list into a feed dict for ``exe.run``."""
+    return [exe.run(program, feed=feeder.feed(batch), fetch_list=fetch) for batch in reader()]
 
 
-def run_feed(exe, program, fetch, batches):
-    """``--mode feed``: one ``exe.run(feed=...)`` per batch; returns the fetched values per batch."""
-    return [exe.run(program, feed=feed, fetch_list=fetch) for feed in batches]
+def run_iterable(exe, program, fetch, reader, loader, feeder):
+    """``--mode iterable``: ``for data in loader():`` yields feeds (seed 001's run_iterable)."""
+    loader.set_sample_list_generator(reader, places=fluid.CPUPlace())
+    return [exe.run(program, feed=data, fetch_list=fetch) for data in loader()]
 
 
-MODES = {"feed": run_feed}  # "iterable" / "non_iterable" arrive with the DataLoader
+def run_non_iterable(exe, program, fetch, reader, loader, feeder):
+    """``--mode non_iterable``: start(), exe.run() until EOFException, reset() (seed 001's run_non_iterable)."""
+    loader.set_sample_list_generator(reader)
+    results = []
+    loader.start()
+    try:
+        while True:
+            results.append(exe.run(program, fetch_list=fetch))
+    except fluid.core.EOFException:
+        loader.reset()
+    return results
+
+
+MODES = {"feed": run_feed, "iterable": run_iterable, "non_iterable": run_non_iterable}
 
 
 def train(model=mlp, epochs=10, batch_size=64, seed=1, mode="feed", learning_rate=0.01, tag="mlp"):
-    """Train and evaluate; returns the list of per-epoch test accuracies."""
-    (train_prog, train_startup, train_loss), (test_prog, test_startup, test_loss, test_acc) = \
-        build_programs(model, seed, learning_rate)
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.Scope()
-    run = MODES[mode]
-    rng = np.random.RandomState(seed)
+    """Train and evaluate; returns (per-epoch test accuracies, per-epoch train losses)."""
+    random.seed(seed)  # fluid.io.shuffle draws from Python's random
     np.random.seed(seed)  # ops whose seed is 0 (program seed 0) draw from numpy's global generator
-    test_batches = list(sample_batches(digits.test(), batch_size))
-    sizes = [len(b["label"]) for b in test_batches]
-    accuracies = []
-    with fluid.scope_guard(scope):
+    run = MODES[mode]
+    train_reader = fluid.io.batch(fluid.io.shuffle(digits.train(), buf_size=2048), batch_size)
+    test_reader = fluid.io.batch(digits.test(), batch_size)
+    exe = fluid.Executor(fluid.CPUPlace())
+    accuracies, losses = [], []
+    with fluid.scope_guard(fluid.Scope()):  # loaders keep their queues in the global scope: build inside
+        (train_prog, train_startup, train_loss, train_loader, feed_vars), \
+            (test_prog, test_startup, test_counts, test_loader) = build_programs(model, seed, mode, learning_rate)
+        feeder = fluid.DataFeeder(feed_list=list(feed_vars), place=fluid.CPUPlace(), program=train_prog)
         exe.run(train_startup)
         exe.run(test_startup)  # same names and seed: the shared parameters get the same values
         for epoch in range(epochs):
-            losses = run(exe, train_prog, [train_loss], sample_batches(digits.train(), batch_size, rng))
-            results = run(exe, test_prog, [test_acc], test_batches)
-            accuracy = float(np.average([float(np.ravel(r[0])[0]) for r in results], weights=sizes))
-            loss = float(np.mean([np.ravel(r[0])[0] for r in losses]))
-            accuracies.append(accuracy)
-            print(f"[{tag}] epoch {epoch}: train loss {loss:.4f}, test accuracy {accuracy:.4f}", flush=True)
-    return accuracies
+            step_losses = run(exe, train_prog, [train_loss], train_reader, train_loader, feeder)
+            counts = run(exe, test_prog, list(test_counts), test_reader, test_loader, feeder)
+            correct, total = (sum(int(np.ravel(c[i])[0]) for c in counts) for i in (0, 1))
+            accuracies.append(correct / total)
+            losses.append(float(np.mean([np.ravel(r[0])[0] for r in step_losses])))
+            print(f"[{tag}] epoch {epoch}: {len(step_losses)} batches, train loss {losses[-1]:.4f}, "
+                  f"test accuracy {accuracies[-1]:.4f}", flush=True)
+    return accuracies, losses
+
+
+def save_plot(path, curves):
+    """Loss and accuracy per epoch as a PNG (needs matplotlib; says so when it is missing)."""
+    try:
+        import matplotlib  # noqa: PLC0415 - optional
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError:
+        print("--plot needs matplotlib (pip install matplotlib); no plot written", file=sys.stderr)
+        return False
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
+    for tag, (accs, losses) in curves.items():
+        ax_loss.plot(losses, marker="o", label=tag)
+        ax_acc.plot(accs, marker="o", label=tag)
+    ax_loss.set(title="train loss", xlabel="epoch")
+    ax_acc.set(title="test accuracy", xlabel="epoch")
+    ax_acc.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"wrote {path}")
+    return True
 
 
 def parse_args(argv=None, default_epochs=10):
@@ -98,14 +139,18 @@ def parse_args(argv=None, default_epochs=10):
     parser.add_argument("--epochs", type=int, default=default_epochs)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--mode", choices=sorted(MODES), default="feed")
+    parser.add_argument("--mode", choices=sorted(MODES), default="iterable",
+                        help="feed: exe.run(feed=DataFeeder output); iterable / non_iterable: the DataLoader")
+    parser.add_argument("--plot", metavar="PNG", help="save loss/accuracy curves (matplotlib optional)")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
-    accuracies = train(mlp, args.epochs, args.batch_size, args.seed, args.mode)
+    accuracies, losses = train(mlp, args.epochs, args.batch_size, args.seed, args.mode)
     print(f"[mlp] final test accuracy {accuracies[-1]:.4f}")
+    if args.plot:
+        save_plot(args.plot, {"mlp": (accuracies, losses)})
     return 0 if accuracies[-1] >= TARGET_ACCURACY else 1
 
 

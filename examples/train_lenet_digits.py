@@ -36,8 +36,11 @@ def lenet(image):
 
 def main(argv=None):
     args = train_digits.parse_args(argv, default_epochs=3)
-    mlp_acc = train_digits.train(train_digits.mlp, 1, args.batch_size, args.seed, args.mode, tag="mlp")
-    lenet_acc = train_digits.train(lenet, args.epochs, args.batch_size, args.seed, args.mode, tag="lenet")
+    mlp_acc, mlp_loss = train_digits.train(train_digits.mlp, 1, args.batch_size, args.seed, args.mode, tag="mlp")
+    lenet_acc, lenet_loss = train_digits.train(lenet, args.epochs, args.batch_size, args.seed, args.mode,
+                                               tag="lenet")
+    if args.plot:
+        train_digits.save_plot(args.plot, {"mlp": (mlp_acc, mlp_loss), "lenet": (lenet_acc, lenet_loss)})
     print(f"first-epoch test accuracy: lenet {lenet_acc[0]:.4f} vs mlp {mlp_acc[0]:.4f}")
     print(f"[lenet] final test accuracy {lenet_acc[-1]:.4f}")
     ok = lenet_acc[0] > mlp_acc[0] and lenet_acc[-1] >= train_digits.TARGET_ACCURACY

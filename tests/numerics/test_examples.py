@@ -8,7 +8,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EPOCH = re.compile(r"\[(\w+)\] epoch (\d+): train loss ([\d.]+), test accuracy ([\d.]+)")
+EPOCH = re.compile(r"\[(\w+)\] epoch (\d+): (\d+) batches, train loss ([\d.]+), test accuracy ([\d.]+)")
 
 
 def _run(script, *args):
@@ -16,7 +16,7 @@ def _run(script, *args):
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=110)
     accuracies = {}
-    for tag, epoch, _, acc in EPOCH.findall(proc.stdout):
+    for tag, epoch, _, _, acc in EPOCH.findall(proc.stdout):
         accuracies.setdefault(tag, []).append(float(acc))
     return proc, accuracies
 
@@ -44,3 +44,14 @@ def test_lenet_beats_the_mlp_after_one_epoch():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert acc["lenet"][0] > acc["mlp"][0]
     assert acc["lenet"][-1] >= 0.95
+
+
+@pytest.mark.timeout(120)
+def test_all_three_feeding_modes_train_identically():
+    outputs = {}
+    for mode in ("feed", "iterable", "non_iterable"):
+        proc, _ = _run("train_digits.py", "--seed", "2", "--epochs", "2", "--mode", mode)
+        assert proc.returncode in (0, 1), proc.stderr
+        outputs[mode] = EPOCH.findall(proc.stdout)
+    assert outputs["feed"] == outputs["iterable"] == outputs["non_iterable"]
+    assert [int(batches) for _, _, batches, _, _ in outputs["iterable"]] == [23, 23]  # ceil(1437 / 64)
