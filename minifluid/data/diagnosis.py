@@ -3,7 +3,13 @@
 The consumer records two ``perf_counter`` readings per batch (before and after it takes the batch)
 and the queue occupancy it saw; everything else is derived here, off the per-batch path.
 """
-__all__ = ["EpochStats", "READER_BOUND_WAIT_FRACTION"]
+import collections
+
+__all__ = ["EpochStats", "READER_BOUND_WAIT_FRACTION", "EPOCH_HISTORY", "publish"]
+
+EPOCH_HISTORY = collections.deque(maxlen=10000)
+"""(summary, verdict) of every finished epoch of every loader in this process, oldest first; read by
+tools/profile_loader.py. Appended once per epoch, never on the per-batch path."""
 
 READER_BOUND_WAIT_FRACTION = 0.1
 """Above this share of steady-state time spent waiting for data (with the queue less than half full on
@@ -14,7 +20,7 @@ class EpochStats:
     """Counters of one epoch, updated by the consumer (``record``) on every batch it takes."""
 
     __slots__ = ("epoch", "capacity", "batches", "occupancy_sum", "first_wait_s", "wait_s", "compute_s",
-                 "_last_end")
+                 "_last_end", "_published")
 
     def __init__(self, capacity, epoch=0):
         self.epoch, self.capacity = epoch, capacity
@@ -22,6 +28,7 @@ class EpochStats:
         self.occupancy_sum = 0
         self.first_wait_s = self.wait_s = self.compute_s = 0.0
         self._last_end = None
+        self._published = False
 
     def record(self, start, end, occupancy):
         """One batch taken: waited from ``start`` to ``end`` (perf_counter) with ``occupancy`` queued."""
@@ -62,3 +69,10 @@ class EpochStats:
                     "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
         return (f"compute-bound: the consumer waited for data only {waited} ({occupancy}); the reader keeps "
                 "up, so speed up the model")
+
+
+def publish(stats):
+    """Add a finished epoch to EPOCH_HISTORY (once per EpochStats, and only if it read anything)."""
+    if stats.batches and not stats._published:
+        stats._published = True
+        EPOCH_HISTORY.append((stats.summary(), stats.verdict()))

@@ -36,6 +36,7 @@ import time
 import weakref
 from collections import deque
 
+from .._blas import limit_for_background_threads
 from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework.dtypes import to_numpy_dtype
@@ -45,7 +46,7 @@ from ..layers import io as layers_io
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .dataloader import DatasetLoader
-from .diagnosis import EpochStats
+from .diagnosis import EpochStats, publish
 from .feeder import SlotSpec, slot_specs
 from .prefetch import make_stage
 from .queue import END_OF_DATA, BlockingQueue, QueueTimeout
@@ -107,6 +108,7 @@ def _producer_loop(source, queue, generation):
 class _Producer:
     def __init__(self, source, queue):
         self.queue, self.generation = queue, queue.generation
+        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
         self.thread = threading.Thread(target=_producer_loop, name=PRODUCER_THREAD_NAME, daemon=True,
                                        args=(source, queue, self.generation))
         queue.watch_producer(self.thread.is_alive)
@@ -181,6 +183,7 @@ class FeedReader:
 
     def end_epoch(self):
         """Stop reading: drop staged batches and stop the stage (the stage itself may be reused)."""
+        publish(self.stats)
         self.started = False
         self._staged.clear()
         if self._stage is not None:

@@ -1,0 +1,59 @@
+"""Is a training loop reader-bound or compute-bound? Runs SCRIPT and reads the loaders' counters.
+
+Usage:  python tools/profile_loader.py SCRIPT [ARGS...]
+        python tools/profile_loader.py --compat LEGACY_FLUID_SCRIPT [ARGS...]
+
+Every ``DataLoader.from_generator`` / ``PyReader`` epoch the script runs is recorded (batches,
+mean queue occupancy, time the consumer waited for data vs. computed); at the end this prints one
+line per epoch and an overall verdict, plus a JSON line. Inside your own code the same one-liner
+is ``print(loader.bottleneck())`` after an epoch.
+"""
+import json
+import runpy
+import sys
+
+from minifluid.data.diagnosis import EPOCH_HISTORY, READER_BOUND_WAIT_FRACTION
+
+
+def overall(history):
+    wait = sum(s["wait_s"] for s, _ in history)
+    compute = sum(s["compute_s"] for s, _ in history)
+    fraction = wait / (wait + compute) if wait + compute > 0 else 0.0
+    verdict = "reader-bound" if fraction > READER_BOUND_WAIT_FRACTION else "compute-bound"
+    return {"epochs": len(history), "batches": sum(s["batches"] for s, _ in history), "wait_s": round(wait, 4),
+            "compute_s": round(compute, 4), "wait_fraction": round(fraction, 4), "verdict": verdict}
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    compat = bool(argv) and argv[0] == "--compat"
+    argv = argv[1:] if compat else argv
+    if not argv:
+        print(__doc__)
+        return 2
+    sys.argv = argv
+    if compat:
+        from minifluid import compat as compat_module  # noqa: PLC0415 - only for legacy scripts
+        compat_module.install()
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exit_:
+        if exit_.code not in (None, 0):
+            print(f"(the script exited with status {exit_.code})", file=sys.stderr)
+    history = list(EPOCH_HISTORY)
+    print("\n== loader profile ==")
+    if not history:
+        print("no DataLoader epochs were recorded (the script fed exe.run directly?)")
+        return 1
+    for i, (summary, verdict) in enumerate(history):
+        print(f"epoch #{i}: {summary['batches']} batches, waited {summary['wait_s']:.3f}s, "
+              f"computed {summary['compute_s']:.3f}s -> {verdict}")
+    result = overall(history)
+    print(f"overall: {result['verdict']} (the consumer waited for data {100 * result['wait_fraction']:.0f}% "
+          f"of the time over {result['batches']} batches)")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
