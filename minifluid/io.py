@@ -1,4 +1,7 @@
 """``fluid.io``: DataLoader, PyReader, DataFeeder, the reader decorators and save/load."""
+from .data.collate import default_collate_fn
+from .data.dataset import (BatchSampler, ChainDataset, ComposeDataset, Dataset, IterableDataset, RandomSampler,
+                           Sampler, SequenceSampler, Subset, TensorDataset, get_worker_info)
 from .data.feeder import DataFeeder
 from .data.loader import DataLoader, DataLoaderBase
 from .errors import ComposeNotAligned
@@ -7,8 +10,10 @@ from .reader import (batch, buffered, cache, chain, compose, firstn, map_readers
 from .serialization import (is_parameter, is_persistable, load_inference_model, load_params, load_persistables,
                             load_vars, save_inference_model, save_params, save_persistables, save_vars)
 
-__all__ = ["ComposeNotAligned", "DataFeeder", "DataLoader", "PyReader", "batch", "buffered", "cache", "chain",
-           "compose", "firstn", "is_parameter", "is_persistable", "load_inference_model", "load_params",
+__all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "ComposeNotAligned", "DataFeeder", "DataLoader",
+           "Dataset", "IterableDataset", "PyReader", "RandomSampler", "Sampler", "SequenceSampler", "Subset",
+           "TensorDataset", "batch", "buffered", "cache", "chain", "compose", "default_collate_fn", "firstn",
+           "get_worker_info", "is_parameter", "is_persistable", "load_inference_model", "load_params",
            "load_persistables", "load_vars", "map_readers", "multiprocess_reader", "save_inference_model",
            "save_params", "save_persistables", "save_vars", "shuffle", "xmap_readers"]
 
