@@ -6,12 +6,21 @@ shape; all of them are filled by ``fill_constant`` ops in the startup program. U
 ``op_role = OpRole.Optimize`` and update in place (NOTE [ In-place optimizer updates ] in
 ops/optimizer.py). A parameter's ``ParamAttr(learning_rate=r)`` adds one ``scale`` op giving it
 ``r * learning_rate``.
+
+NOTE [ Optimizers in dygraph mode ]
+``minimize(loss)`` (fluid 1.8) and ``step()`` (paddle 2.x) take each parameter of ``parameter_list``
+that has a gradient (``backward()`` put it there), wrap the gradient as an eager tensor, and run the
+*same* code as static mode: ``apply_gradients`` -> clipping, regularization and one update op per
+parameter, appended to ``grad.block``. An eager tensor's block runs each op at once through the
+tracer, so the update kernels of ops/optimizer.py update the parameters' arrays in place; the
+learning rate and the accumulators are eager tensors created once (by the LayerHelper's dygraph
+path) and reused on later steps. ``clear_gradients()`` / ``clear_grad()`` drop the gradients.
 """
 from collections import defaultdict
 
 from .backward import append_backward
 from .clip import GradientClipBase, append_gradient_clip_ops
-from .framework import unique_name
+from .framework import dygraph_mode, unique_name
 from .framework.program import default_main_program, default_startup_program, program_guard
 from .framework.variable import Variable
 from .initializer import Constant
@@ -34,6 +43,10 @@ class Optimizer:
             raise TypeError(f"learning rate should be float or Variable, got {type(learning_rate).__name__}")
         if grad_clip is not None and not isinstance(grad_clip, GradientClipBase):
             raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
+        if parameter_list is not None:
+            parameter_list = list(parameter_list)
+        elif dygraph_mode.in_dygraph_mode():
+            raise AttributeError("parameter_list argument given to the Optimizer should not be None in dygraph mode.")
         self._learning_rate = learning_rate
         self._parameter_list = parameter_list
         self.regularization = regularization
@@ -75,6 +88,8 @@ class Optimizer:
     # --- accumulators ---------------------------------------------------------------------------
     def _add_accumulator(self, name, param, dtype=None, fill_value=0.0, shape=None):
         if param.name in self._accumulators[name]:
+            if dygraph_mode.in_dygraph_mode():  # created by an earlier step
+                return self._accumulators[name][param.name]
             raise ValueError(f"Accumulator {name} already exists for parameter {param.name}")
         var = self.helper.create_global_variable(
             name=unique_name.generate(param.name + "_" + name), persistable=True, stop_gradient=True,
@@ -105,6 +120,8 @@ class Optimizer:
     # --- the public steps ---------------------------------------------------------------------------
     def _create_optimization_pass(self, parameters_and_grads):
         block = default_main_program().global_block()
+        if dygraph_mode.in_dygraph_mode() and parameters_and_grads:  # NOTE [ Optimizers in dygraph mode ]
+            block = parameters_and_grads[0][1].block
         start = len(block.ops)
         self.helper = LayerHelper(self.__class__.__name__)
         trainable = [(p, g) for p, g in parameters_and_grads if g is not None and p.trainable]
@@ -134,12 +151,62 @@ class Optimizer:
             return self.apply_gradients(params_grads)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
-        """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
+        """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``.
+        In dygraph mode: update the parameters from their gradients now (call ``loss.backward()`` first)."""
+        if dygraph_mode.in_dygraph_mode():
+            return self._eager_step(parameter_list)
         if not isinstance(loss, Variable):
             raise TypeError(f"The loss should be a Variable, got {type(loss).__name__}")
         params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
         optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
         return optimize_ops, params_grads
+
+    # --- dygraph (NOTE [ Optimizers in dygraph mode ]) ---------------------------------------------------
+    def _eager_params(self, parameter_list=None):
+        params = parameter_list if parameter_list is not None else self._parameter_list
+        if params is None:
+            raise AttributeError("parameter_list argument given to the Optimizer should not be None in dygraph mode.")
+        return params
+
+    def _eager_step(self, parameter_list=None):
+        tracer = dygraph_mode.current_tracer()
+        if tracer is None:
+            raise RuntimeError("the optimizer updates eager parameters only in dygraph mode (fluid.dygraph.guard())")
+        params_grads = []
+        for p in self._eager_params(parameter_list):
+            if p.trainable and p._grad is not None:
+                grad = tracer.eager_tensor(p._grad)
+                grad.name = p.name + "@GRAD"
+                params_grads.append((p, grad))
+        self.apply_gradients(params_grads)
+        return [], params_grads
+
+    def step(self):
+        """paddle 2.x: update every parameter of ``parameters`` that has a gradient."""
+        self._eager_step()
+
+    def clear_gradients(self):
+        """Drop the gradients of the optimizer's parameters (``clear_grad`` in paddle 2.x)."""
+        for p in self._eager_params():
+            p.clear_gradient()
+
+    clear_grad = clear_gradients
+
+    def current_step_lr(self):
+        lr = self._learning_rate
+        return float(lr) if isinstance(lr, (int, float)) else float(lr.numpy().reshape(-1)[0])
+
+    def state_dict(self):
+        """dygraph: accumulator name -> eager tensor (moments, beta powers ...)."""
+        return {var.name: var for table in self._accumulators.values() for var in table.values()}
+
+    def set_dict(self, state_dict):
+        """Load accumulators saved by ``state_dict()`` (values: ndarrays or tensors)."""
+        for name, var in self.state_dict().items():
+            if name in state_dict:
+                var.set_value(state_dict[name])
+
+    set_state_dict = set_dict
 
 
 class SGDOptimizer(Optimizer):

@@ -1,18 +1,37 @@
-"""Benchmark DataLoader.from_generator against a bare numpy loop (and PyTorch's DataLoader when installed).
+"""Benchmark the DataLoaders: light and heavy readers, threads vs worker processes, large samples.
 
-Prints ONE JSON line: batches/s for a sample generator of pre-made (float32[784], int64[1]) samples at
-batch 64 and for a batch generator of pre-made [64, 784] / [64, 1] batches, each through the iterable
-loader, the non-iterable loader running a one-op program (``mean`` of the image), and a bare loop in
-the consumer's thread (the same generator converted with the same function, no queue, no thread).
+Prints ONE JSON line. Sections (all in one run):
+* light (the original fields): batches/s for a sample generator of pre-made (float32[784], int64[1])
+  samples at batch 64 and for a batch generator of pre-made [64, 784] / [64, 1] batches, each through
+  the iterable loader, the non-iterable loader running a one-op program (``mean`` of the image), and a
+  bare loop in the consumer's thread (same generator, same conversion, no queue, no thread);
+  ``dataset_*``: ``fluid.io.DataLoader(dataset, batch_size=64)`` on the same samples.
+* ``heavy_*``: every sample costs ~1 ms of pure-Python work (a loop count calibrated at start), batch 8;
+  the consumer spends the same work on each batch (a busy loop holding the GIL, standing in for a
+  training step). Threaded vs ``use_multiprocess=True`` samples/s; then the same samples through
+  ``fluid.io.DataLoader(dataset, batch_size=8)`` with 0 and 2 workers and an idle consumer.
+  ``cpu_parallel_ceiling`` is what two processes doing the same pure-Python work reach on this machine
+  right now (2.0 on two idle cores): the speedups cannot exceed it.
+* ``large_*``: float32 [3, 224, 224] samples, batch 32, through ``use_multiprocess=True`` to a consumer
+  that only calls ``np.asarray``: MB/s for a batch generator (pre-made batches: the worker copies each
+  into shared memory once) and a sample generator (the worker also stacks the batch), next to
+  ``np.copyto`` of the same bytes in one process (the memcpy limit; ``large_memcpy_destination`` says
+  which destination buffers).
+* ``first_batch_ms``: from ``iter(loader)`` to the first batch (worker start-up included), median.
+* ``torch_*``: PyTorch's DataLoader on the same data when ``import torch`` works, else "unavailable".
 
-    python tools/bench_loader.py [--batches 300] [--repeat 5] [--capacity 64] [--multiprocess]
+    python tools/bench_loader.py [--batches 2000] [--repeat 5] [--capacity 64] [--multiprocess] [--quick]
 
-``--multiprocess`` runs the loaders with ``use_multiprocess=True`` (worker process + shared memory),
-the transport meant for heavy readers; with these trivial readers it measures the transport's cost.
+``--multiprocess`` runs the light-section loaders with ``use_multiprocess=True`` (measuring the
+transport's cost); ``--quick`` is a smoke run with tiny sizes (seconds; its numbers mean nothing).
+Rates are best-of-N after a warm-up; threaded and multiprocess runs alternate, so machine noise hits
+both alike.
 """
 import argparse
 import json
+import multiprocessing
 import os
+import statistics
 import sys
 import time
 
@@ -97,8 +116,298 @@ def torch_rate(samples, batches, num_batches, repeat):
 
     sample_loader = TorchLoader(Samples(), batch_size=BATCH, num_workers=0)
     batch_loader = TorchLoader(batches, batch_size=None, num_workers=0)
-    return {"torch_sample_bps": round(best_rate(lambda: sum(1 for _ in sample_loader), num_batches, repeat), 1),
+    return {"torch": torch.__version__,
+            "torch_sample_bps": round(best_rate(lambda: sum(1 for _ in sample_loader), num_batches, repeat), 1),
             "torch_batch_bps": round(best_rate(lambda: sum(1 for _ in batch_loader), num_batches, repeat), 1)}
+
+
+# --- light samples through the dataset DataLoader ------------------------------------------------------
+class ListDataset:
+    """Map-style dataset over a list (works for fluid.io.DataLoader and torch's DataLoader alike)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+def dataset_light(samples, num_batches, repeat):
+    res = {}
+    for workers in (0, 2):
+        loader = fluid.io.DataLoader(ListDataset(samples), batch_size=BATCH, num_workers=workers, return_list=True)
+        key = "dataset_sample_bps" if workers == 0 else "dataset_2workers_sample_bps"
+        res[key] = best_rate(lambda: sum(1 for _ in loader), num_batches, repeat)
+    return res
+
+
+# --- heavy samples: ~1 ms of pure-Python work each -----------------------------------------------------
+HEAVY_BATCH = 8
+
+
+def work(loops):
+    """Pure-Python busy work that holds the GIL (a stand-in for decoding/augmenting, or a training step)."""
+    x = 0
+    for i in range(loops):
+        x += i
+    return x
+
+
+def calibrate(target_s):
+    """Loop count for which ``work`` takes ``target_s`` (measured on the fastest of several tries)."""
+    loops = 2000
+    while True:
+        best = min(_timed(work, loops) for _ in range(5))
+        if best > 0.02:
+            return max(1, int(loops * target_s / best))
+        loops *= 2
+
+
+def _timed(fn, *args):
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def work_units(units, loops):
+    for _ in range(units):
+        work(loops)
+
+
+def parallel_ceiling(units, loops, repeat):
+    """How much faster two processes doing ``units`` samples' work each finish than one process doing
+    both (best of ``repeat`` each, alternating): the most a worker process can give on this machine now."""
+    ctx = multiprocessing.get_context("fork")
+
+    def two():
+        start = time.perf_counter()
+        proc = ctx.Process(target=work_units, args=(units, loops))
+        proc.start()
+        work_units(units, loops)
+        proc.join()
+        return time.perf_counter() - start
+
+    best = alternate({"one": lambda: 1 / _timed(work_units, 2 * units, loops), "two": lambda: 1 / two()}, repeat)
+    return best["two"] / best["one"]
+
+
+def heavy_sample(i, loops):
+    work(loops)
+    return np.full(16, i % 100, "float32"), np.array([i % 10], "int64")
+
+
+class HeavyDataset:
+    def __init__(self, n, loops):
+        self.n, self.loops = n, loops
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return heavy_sample(i, self.loops)
+
+
+def heavy_generator_loader(num_samples, loops, use_multiprocess):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data(name="x", shape=[None, 16], dtype="float32")
+        y = fluid.data(name="y", shape=[None, 1], dtype="int64")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=8, use_multiprocess=use_multiprocess)
+
+    def samples():
+        for i in range(num_samples):
+            yield heavy_sample(i, loops)
+    loader.set_sample_generator(samples, batch_size=HEAVY_BATCH, places=fluid.CPUPlace())
+    return loader
+
+
+def samples_per_s(loader, consumer_loops, num_samples):
+    """Samples/s through ``loader()``; per batch the consumer does ``HEAVY_BATCH`` x ``work(consumer_loops)``,
+    exactly the work the reader did for the batch (0: an idle consumer)."""
+    start = time.perf_counter()
+    n = 0
+    for batch in loader():
+        if consumer_loops:
+            work_units(HEAVY_BATCH, consumer_loops)
+        n += 1
+    elapsed = time.perf_counter() - start
+    assert n * HEAVY_BATCH == num_samples, (n, num_samples)
+    return num_samples / elapsed
+
+
+def alternate(runs, repeat):
+    """{name: best rate} over ``repeat`` rounds of every run in turn, after one warm-up round."""
+    best = {name: 0.0 for name in runs}
+    for round_ in range(repeat + 1):
+        for name, fn in runs.items():
+            rate = fn()
+            if round_:
+                best[name] = max(best[name], rate)
+    return best
+
+
+def heavy(num_batches, repeat, loops):
+    n = num_batches * HEAVY_BATCH
+    consumer = loops
+    threaded = heavy_generator_loader(n, loops, False)
+    multi = heavy_generator_loader(n, loops, True)
+    dataset = HeavyDataset(n, loops)
+    ds0 = fluid.io.DataLoader(dataset, batch_size=HEAVY_BATCH, num_workers=0, return_list=True)
+    ds2 = fluid.io.DataLoader(dataset, batch_size=HEAVY_BATCH, num_workers=2, return_list=True)
+    best = alternate({
+        "heavy_thread_sps": lambda: samples_per_s(threaded, consumer, n),
+        "heavy_multiprocess_sps": lambda: samples_per_s(multi, consumer, n),
+        "heavy_dataset_0workers_sps": lambda: samples_per_s(lambda: ds0, 0, n),
+        "heavy_dataset_2workers_sps": lambda: samples_per_s(lambda: ds2, 0, n),
+    }, repeat)
+    best["heavy_multiprocess_vs_thread"] = best["heavy_multiprocess_sps"] / best["heavy_thread_sps"]
+    best["heavy_dataset_2workers_vs_0workers"] = best["heavy_dataset_2workers_sps"] / best["heavy_dataset_0workers_sps"]
+    return best
+
+
+def torch_heavy(num_batches, repeat, loops):
+    import torch  # noqa: PLC0415 - only called when it imports
+    n = num_batches * HEAVY_BATCH
+    dataset = HeavyDataset(n, loops)
+    loaders = {w: torch.utils.data.DataLoader(dataset, batch_size=HEAVY_BATCH, num_workers=w) for w in (0, 2)}
+    best = alternate({f"torch_heavy_{w}workers_sps": (lambda w=w: samples_per_s(lambda: loaders[w], 0, n))
+                      for w in (0, 2)}, repeat)
+    best["torch_heavy_2workers_vs_0workers"] = best["torch_heavy_2workers_sps"] / best["torch_heavy_0workers_sps"]
+    return best
+
+
+# --- large samples: float32 [3, 224, 224], batch 32 ----------------------------------------------------
+LARGE_SHAPE, LARGE_BATCH, LARGE_DISTINCT, LARGE_CAPACITY, MEMCPY_BUFFERS = (3, 224, 224), 32, 64, 4, 4
+
+
+def large_data():
+    rng = np.random.RandomState(0)
+    images = [rng.rand(*LARGE_SHAPE).astype("float32") for _ in range(LARGE_DISTINCT)]
+    labels = [np.array([i % 10], "int64") for i in range(LARGE_DISTINCT)]
+    batches = [(np.stack(images[k:k + LARGE_BATCH]), np.stack(labels[k:k + LARGE_BATCH]))
+               for k in range(0, LARGE_DISTINCT, LARGE_BATCH)]
+    return images, labels, batches
+
+
+def large_loader(kind, num_batches, data, use_multiprocess=True):
+    images, labels, batches = data
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data(name="x", shape=[None, *LARGE_SHAPE], dtype="float32")
+        y = fluid.data(name="y", shape=[None, 1], dtype="int64")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=LARGE_CAPACITY,
+                                                    use_multiprocess=use_multiprocess)
+    if kind == "batch":
+        loader.set_batch_generator(lambda: (batches[i % len(batches)] for i in range(num_batches)),
+                                   places=fluid.CPUPlace())
+    else:
+        def samples():
+            for i in range(num_batches * LARGE_BATCH):
+                yield images[i % LARGE_DISTINCT], labels[i % LARGE_DISTINCT]
+        loader.set_sample_generator(samples, batch_size=LARGE_BATCH, places=fluid.CPUPlace())
+    return loader
+
+
+def mb_per_s(loader, num_batches, batch_bytes):
+    start = time.perf_counter()
+    n = 0
+    for data in loader():
+        image = np.asarray(data[0]["x"])  # no copy
+        assert image.shape[0] == LARGE_BATCH
+        n += 1
+    elapsed = time.perf_counter() - start
+    assert n == num_batches, (n, num_batches)
+    return n * batch_bytes / elapsed / 1e6
+
+
+def memcpy_mb_per_s(batches, num_batches, buffers):
+    """np.copyto of the batches' bytes in this process, into ``buffers`` rotating destinations."""
+    dests = [[np.empty_like(field) for field in batches[0]] for _ in range(buffers)]
+    for dest in dests:  # fault the pages in first
+        for field in dest:
+            field.fill(0)
+    start = time.perf_counter()
+    for i in range(num_batches):
+        for dst, src in zip(dests[i % buffers], batches[i % len(batches)]):
+            np.copyto(dst, src)
+    return num_batches * sum(f.nbytes for f in batches[0]) / (time.perf_counter() - start) / 1e6
+
+
+def large(num_batches, repeat):
+    data = large_data()
+    batches = data[2]
+    batch_bytes = sum(f.nbytes for f in batches[0])
+    by_batch = large_loader("batch", num_batches, data)
+    by_sample = large_loader("sample", num_batches, data)
+    by_sample_thread = large_loader("sample", num_batches, data, use_multiprocess=False)
+    best = alternate({
+        "large_multiprocess_batch_gen_MBps": lambda: mb_per_s(by_batch, num_batches, batch_bytes),
+        "large_multiprocess_sample_gen_MBps": lambda: mb_per_s(by_sample, num_batches, batch_bytes),
+        "large_thread_sample_gen_MBps": lambda: mb_per_s(by_sample_thread, num_batches, batch_bytes),
+        "large_memcpy_MBps": lambda: memcpy_mb_per_s(batches, num_batches, MEMCPY_BUFFERS),
+        "large_memcpy_one_buffer_MBps": lambda: memcpy_mb_per_s(batches, num_batches, 1),
+    }, repeat)
+    best["large_batch_MB"] = batch_bytes / 1e6
+    best["large_memcpy_destination"] = (f"large_memcpy_MBps: {MEMCPY_BUFFERS} rotating destination buffers (like the "
+                                        f"shared-memory ring, capacity={LARGE_CAPACITY}); "
+                                        "large_memcpy_one_buffer_MBps: one destination buffer (cache-warm)")
+    best["large_multiprocess_vs_memcpy"] = best["large_multiprocess_batch_gen_MBps"] / best["large_memcpy_MBps"]
+    best["large_multiprocess_sample_gen_vs_memcpy"] = (best["large_multiprocess_sample_gen_MBps"]
+                                                       / best["large_memcpy_MBps"])
+    return best
+
+
+def torch_large(num_batches, repeat):
+    import torch  # noqa: PLC0415 - only called when it imports
+    images, labels, batches = large_data()
+    n = num_batches * LARGE_BATCH
+    dataset = ListDataset([(images[i % LARGE_DISTINCT], labels[i % LARGE_DISTINCT]) for i in range(n)])
+    batch_bytes = sum(f.nbytes for f in batches[0])
+    loaders = {w: torch.utils.data.DataLoader(dataset, batch_size=LARGE_BATCH, num_workers=w) for w in (0, 2)}
+
+    def rate(w):
+        start = time.perf_counter()
+        count = 0
+        for image, label in loaders[w]:
+            image.numpy()  # no copy
+            count += 1
+        assert count == num_batches
+        return count * batch_bytes / (time.perf_counter() - start) / 1e6
+    return alternate({f"torch_large_{w}workers_MBps": (lambda w=w: rate(w)) for w in (0, 2)}, repeat)
+
+
+# --- time to the first batch ---------------------------------------------------------------------------
+def first_batch_ms(batches, samples, repeat):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        image = fluid.data(name="image", shape=[None, 784], dtype="float32")
+        label = fluid.data(name="label", shape=[None, 1], dtype="int64")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=8, use_multiprocess=True)
+    loader.set_batch_generator(lambda: iter(batches), places=fluid.CPUPlace())
+    dataset_loader = fluid.io.DataLoader(ListDataset(samples), batch_size=BATCH, num_workers=2, return_list=True)
+
+    def first(make):
+        start = time.perf_counter()
+        it = make()
+        next(it)
+        elapsed = time.perf_counter() - start
+        del it  # abandon the epoch (workers stop)
+        return elapsed * 1000
+
+    res = {}
+    for key, make in (("first_batch_ms_multiprocess", lambda: iter(loader)),
+                      ("first_batch_ms_dataset_2workers", lambda: iter(dataset_loader))):
+        first(make)  # warm-up
+        res[key] = statistics.median(first(make) for _ in range(repeat))
+    return res
+
+
+def torch_available():
+    try:
+        import torch  # noqa: F401, PLC0415
+    except Exception as e:  # not installed (or broken)
+        return f"unavailable ({type(e).__name__})"
+    return None
 
 
 def main():
@@ -107,8 +416,15 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--capacity", type=int, default=64)
     parser.add_argument("--multiprocess", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="smoke run with tiny sizes (numbers mean nothing)")
     args = parser.parse_args()
+    started = time.perf_counter()
+    if args.quick:
+        args.batches, args.repeat = 20, 1
     nb, rep = args.batches, args.repeat
+    heavy_batches, heavy_repeat, sample_s = (4, 1, 0.0001) if args.quick else (60, 5, 0.001)
+    large_batches, large_repeat = (3, 1) if args.quick else (60, 3)
+    first_repeat, ceiling_units = (3, 10) if args.quick else (15, 240)
     samples, batches = make_data(nb)
 
     def sample_gen():
@@ -120,7 +436,8 @@ def main():
     specs = [SlotSpec("image", (-1, 784), np.dtype("float32")), SlotSpec("label", (-1, 1), np.dtype("int64"))]
     bare_sample_reader = adapters.from_sample_generator(sample_gen, BATCH, True, specs)
     bare_batch_reader = adapters.from_batch_generator(batch_gen, 2)
-    res = {"batch_size": BATCH, "batches": nb, "capacity": args.capacity, "multiprocess": args.multiprocess}
+    res = {"batch_size": BATCH, "batches": nb, "capacity": args.capacity, "multiprocess": args.multiprocess,
+           "quick": args.quick, "cpu_count": os.cpu_count()}
     res["bare_sample_bps"] = best_rate(lambda: sum(1 for _ in bare_sample_reader()), nb, rep)
     res["bare_batch_bps"] = best_rate(lambda: sum(1 for _ in bare_batch_reader()), nb, rep)
 
@@ -145,10 +462,32 @@ def main():
         getattr(loader_ni, setter)(gen, **kwargs)
         res[f"non_iterable_{kind}_bps"] = best_rate(lambda: run_non_iterable(exe, main_ni, loader_ni, loss_ni), nb, rep)
         res[f"non_iterable_{kind}_verdict"] = loader_ni.bottleneck()
-    res.update(torch_rate(samples, batches, nb, rep))
-    for key in list(res):
-        if key.endswith("_bps"):
-            res[key] = round(res[key], 1)
+    res.update(dataset_light(samples, nb, rep))
+    res["dataset_vs_from_generator"] = res["dataset_sample_bps"] / res["iterable_sample_bps"]
+
+    loops = calibrate(sample_s)
+    res["heavy_loops_per_sample"] = loops
+    res["heavy_sample_ms"] = round(1000 * min(_timed(work, loops) for _ in range(5)), 3)
+    res["heavy_batch"] = HEAVY_BATCH
+    res["heavy_batches"] = heavy_batches
+    res["heavy_consumer"] = "per batch, the same busy loops the reader ran for it (holds the GIL)"
+    res["cpu_parallel_ceiling"] = parallel_ceiling(ceiling_units, loops, heavy_repeat)
+    res.update(heavy(heavy_batches, heavy_repeat, loops))
+    res.update(large(large_batches, large_repeat))
+    res.update(first_batch_ms(batches[:10], samples[:10 * BATCH], first_repeat))
+
+    missing = torch_available()
+    if missing:
+        res["torch"] = missing
+    else:
+        res.update(torch_rate(samples, batches, nb, rep))
+        res.update(torch_heavy(heavy_batches, heavy_repeat, loops))
+        res.update(torch_large(large_batches, large_repeat))
+
+    for key, value in list(res.items()):
+        if isinstance(value, float):
+            res[key] = round(value, 3 if key.endswith(("_vs_thread", "_vs_0workers", "_vs_memcpy", "_ceiling",
+                                                       "_vs_from_generator")) else 1)
     res["iterable_sample_vs_bare"] = round(res["iterable_sample_bps"] / res["bare_sample_bps"], 3)
     res["non_iterable_sample_vs_bare"] = round(res["non_iterable_sample_bps"] / res["bare_sample_bps"], 3)
     res["non_iterable_sample_vs_bare_plus_run"] = round(
@@ -159,7 +498,12 @@ def main():
         "iterable_sample>=0.8x_bare": res["iterable_sample_vs_bare"] >= 0.8,
         "batch_path<=30us": res["iterable_batch_us_per_batch"] <= 30,
         "non_iterable_one_op>=0.5x_bare": res["non_iterable_sample_vs_bare"] >= 0.5,
+        "heavy_multiprocess>=1.7x_thread": res["heavy_multiprocess_vs_thread"] >= 1.7,
+        "heavy_dataset_2workers>=1.7x_0workers": res["heavy_dataset_2workers_vs_0workers"] >= 1.7,
+        "large_multiprocess>=0.5x_memcpy": res["large_multiprocess_vs_memcpy"] >= 0.5,
+        "first_batch<100ms": max(res["first_batch_ms_multiprocess"], res["first_batch_ms_dataset_2workers"]) < 100,
     }
+    res["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(res))
 
 

@@ -4,9 +4,12 @@ Two models, batch 64 of random data fed through ``exe.run(feed=...)`` one step a
   * mlp:  784 -> fc 256 relu -> fc 10 -> softmax_with_cross_entropy -> mean
   * conv: [1, 28, 28] -> conv2d 8x5x5 relu -> max pool 2 -> fc 10 -> softmax_with_cross_entropy -> mean
 The numpy reference is one function per model doing forward, backward and the SGD update (the floor
-for a Python runtime). Both start from the same parameters; their losses are compared as a sanity
-check. The two run alternately, step by step, after a warm-up. Prints ONE JSON line with samples/s,
-the median step times and ratio = executor / numpy.
+for a Python runtime). For the mlp, a third contender is the same network in dygraph mode
+(``fluid.dygraph.Linear`` x2, ``loss.backward()``, ``SGD.minimize``, ``clear_gradients``): eager ops
+through the tracer and the registered gradients. All start from the same parameters; their first
+losses are compared as a sanity check. They run alternately, step by step, after a warm-up. Prints
+ONE JSON line with samples/s, the median step times, ratio = executor / numpy and, for the mlp,
+eager_static_ratio = eager / executor.
 
 Run: python tools/bench_train.py [--steps 300] [--warmup 30]
 """
@@ -101,6 +104,27 @@ def numpy_conv_step(p, x, y):
     return loss
 
 
+# --- the mlp in dygraph mode ---------------------------------------------------------------------------
+def eager_mlp_step(params):
+    """A step function training the mlp eagerly, from a copy of ``params`` (static names)."""
+    fc1 = fluid.dygraph.Linear(784, 256, act="relu")
+    fc2 = fluid.dygraph.Linear(256, 10)
+    for p, name in zip((fc1.weight, fc1.bias, fc2.weight, fc2.bias), ("fc_0.w_0", "fc_0.b_0", "fc_1.w_0", "fc_1.b_0")):
+        p.set_value(params[name])
+    opt = fluid.optimizer.SGD(learning_rate=LR, parameter_list=fc1.parameters() + fc2.parameters())
+    to_variable = fluid.dygraph.to_variable
+
+    def step(x, y):
+        logits = fc2(fc1(to_variable(x)))
+        loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(logits, to_variable(y.reshape(-1, 1))))
+        loss.backward()
+        opt.minimize(loss)
+        fc1.clear_gradients()
+        fc2.clear_gradients()
+        return float(loss.numpy()[0])
+    return step
+
+
 # --- timing ----------------------------------------------------------------------------------------
 def _median_ms(fns, batches, warmup, steps):
     """Median step time of each function; the functions alternate step by step, so machine noise
@@ -118,7 +142,7 @@ def _median_ms(fns, batches, warmup, steps):
     return [statistics.median(t) * 1e3 for t in times]
 
 
-def bench(build, numpy_step, x_shape, warmup, steps):
+def bench(build, numpy_step, x_shape, warmup, steps, eager_step=None):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         loss = build()
@@ -138,11 +162,25 @@ def bench(build, numpy_step, x_shape, warmup, steps):
 
         def executor_step(x, y):
             exe.run(main, feed={"x": x, "label": y.reshape(-1, 1)}, fetch_list=[loss])
-        exe_ms, np_ms = _median_ms([executor_step, lambda x, y: numpy_step(params, x, y)], batches, warmup, steps)
-    return {"executor_samples_per_s": round(BATCH * 1e3 / exe_ms, 1),
-            "numpy_samples_per_s": round(BATCH * 1e3 / np_ms, 1),
-            "executor_step_ms": round(exe_ms, 4), "numpy_step_ms": round(np_ms, 4), "ratio": round(exe_ms / np_ms, 3),
-            "first_loss_abs_diff": float(f"{loss_diff:.3g}")}
+        fns = [executor_step, lambda x, y: numpy_step(params, x, y)]
+        with fluid.dygraph.guard():  # Executor.run ignores the mode; the eager step needs it
+            if eager_step is not None:
+                eager = eager_step(params)
+                eager_loss_diff = abs(eager(x0, y0) - ref_losses[0])
+                eager = eager_step(params)  # fresh parameters for the timed run
+                fns.append(eager)
+            times = _median_ms(fns, batches, warmup, steps)
+    exe_ms, np_ms = times[:2]
+    result = {"executor_samples_per_s": round(BATCH * 1e3 / exe_ms, 1),
+              "numpy_samples_per_s": round(BATCH * 1e3 / np_ms, 1),
+              "executor_step_ms": round(exe_ms, 4), "numpy_step_ms": round(np_ms, 4),
+              "ratio": round(exe_ms / np_ms, 3), "first_loss_abs_diff": float(f"{loss_diff:.3g}")}
+    if eager_step is not None:
+        eager_ms = times[2]
+        result.update(eager_samples_per_s=round(BATCH * 1e3 / eager_ms, 1), eager_step_ms=round(eager_ms, 4),
+                      eager_static_ratio=round(eager_ms / exe_ms, 3), eager_numpy_ratio=round(eager_ms / np_ms, 3),
+                      eager_first_loss_abs_diff=float(f"{eager_loss_diff:.3g}"))
+    return result
 
 
 def main():
@@ -151,7 +189,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=30)
     args = ap.parse_args()
     result = {"batch": BATCH, "steps": args.steps,
-              "mlp": bench(build_mlp, numpy_mlp_step, (784,), args.warmup, args.steps),
+              "mlp": bench(build_mlp, numpy_mlp_step, (784,), args.warmup, args.steps, eager_mlp_step),
               "conv": bench(build_conv, numpy_conv_step, (1, 28, 28), args.warmup, args.steps),
               "python": platform.python_version(), "numpy": np.__version__}
     print(json.dumps(result))

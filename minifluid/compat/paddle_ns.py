@@ -1,6 +1,77 @@
-"""The top-level ``paddle`` namespace as legacy scripts see it (``paddle.batch``, ``paddle.reader`` …)."""
+"""The top-level ``paddle`` namespace as legacy scripts see it (``paddle.batch``, ``paddle.reader`` …),
+plus the paddle 2.x names the dygraph seed programs use.
+
+Mode (decided here, documented in the README): ``import paddle`` changes nothing, so a fluid 1.x
+script stays in static mode unless it enters ``fluid.dygraph.guard()``. The paddle 2.x APIs
+(``paddle.to_tensor``, ``paddle.mean``, ``paddle.reshape``, ``paddle.nn`` layers and functions,
+``paddle.optimizer``'s ``step``/``minimize``/``clear_grad``) run eagerly whatever the global mode, and
+``paddle.io.DataLoader(dataset, ...)`` yields eager tensors unless ``paddle.enable_static()`` was
+called; so a 2.x dynamic-mode script runs as written. ``paddle.disable_static()`` turns dygraph mode
+on globally (then ``fluid.layers`` run eagerly too); ``paddle.enable_static()`` turns it off.
+"""
+import numpy as np
+
+from .. import layers as _layers
+from ..dygraph import base as _base
+from ..dygraph import functional as _functional  # noqa: F401  (paddle.nn.functional)
+from ..dygraph import paddle_io as io
+from ..dygraph import paddle_nn as nn
+from ..dygraph import paddle_optimizer as optimizer
+from ..dygraph.checkpoint import load, save
+from ..dygraph.tensor import Tensor, default_tracer
+from ..param_attr import ParamAttr
+from ..places import CPUPlace, CUDAPlace
 from ..reader import batch
 
 __version__ = "1.8.0-minifluid"
 
-__all__ = ["batch"]
+__all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "batch", "disable_static", "enable_static", "in_dynamic_mode",
+           "io", "load", "mean", "nn", "no_grad", "optimizer", "reshape", "save", "seed", "set_device", "to_tensor"]
+
+enable_static = _base.enable_static
+disable_static = _base.disable_static
+in_dynamic_mode = _base.in_dygraph_mode
+no_grad = _base.no_grad
+
+
+@_base.eager_api
+def to_tensor(data, dtype=None, place=None, stop_gradient=True):
+    """An eager tensor holding a copy of ``data`` (ndarray, Tensor, list or scalar; Python floats
+    become float32), cast to ``dtype`` when given."""
+    if isinstance(data, Tensor):
+        data = data._value.copy()
+    elif isinstance(data, np.ndarray) or hasattr(data, "__cuda_array_interface__"):
+        data = data.copy()
+    else:
+        data = np.array(data)
+        if data.dtype == np.float64:
+            data = data.astype("float32")
+    t = default_tracer().eager_tensor(data)
+    if dtype is not None:
+        t = t.astype(dtype)
+    t.stop_gradient = stop_gradient
+    return t
+
+
+@_base.eager_api
+def mean(x, axis=None, keepdim=False, name=None):
+    """Mean over ``axis`` (an int or list; None: all elements, shape [1] as in fluid 1.x)."""
+    return _layers.reduce_mean(x, dim=axis, keep_dim=keepdim)
+
+
+@_base.eager_api
+def reshape(x, shape, name=None):
+    return _layers.reshape(x, list(shape))
+
+
+def seed(value):
+    """Seed numpy's global RNG, which minifluid's random ops and initializers draw from."""
+    np.random.seed(int(value))
+
+
+def set_device(device):
+    """'cpu' or 'gpu[:N]': the place eager tensors are created on from now on; returns it."""
+    device = str(device).lower()
+    place = CPUPlace() if device == "cpu" else CUDAPlace(int(device.split(":")[1]) if ":" in device else 0)
+    default_tracer().expected_place = place
+    return place

@@ -59,14 +59,18 @@ def from_sample_generator(reader, batch_size, drop_last, specs):
 
 
 def from_sample_list_generator(reader, specs):
-    """Lists of samples -> batches, cast and reshaped per slot like ``DataFeeder.feed`` (REFERENCE H50)."""
-    converters = make_converters(specs)
+    """Lists of samples -> batches, cast and reshaped per slot like ``DataFeeder.feed`` (REFERENCE H50).
+    ``specs`` None (dygraph, no feed list): one field per sample position, stacked as given (no cast)."""
+    converters = None if specs is None else make_converters(specs)
 
     def batch_reader():
         sample_lists = iter(reader())
         try:
             for samples in sample_lists:
-                yield convert_sample_list(samples, converters, _field_count_error)
+                if converters is None:
+                    yield [_batch_field(column) for column in zip(*samples)]
+                else:
+                    yield convert_sample_list(samples, converters, _field_count_error)
         finally:
             _close(sample_lists)
     return batch_reader
@@ -90,12 +94,13 @@ def _batch_field(item):
 
 
 def from_batch_generator(reader, num_slots):
-    """Batches of per-slot arrays or LoDTensors, checked for the field count and for ragged data."""
+    """Batches of per-slot arrays or LoDTensors, checked for the field count (unless ``num_slots`` is
+    None, dygraph) and for ragged data."""
     def batch_reader():
         batches = iter(reader())
         try:
             for batch in batches:
-                if len(batch) != num_slots:
+                if num_slots is not None and len(batch) != num_slots:
                     raise _field_count_error(len(batch), num_slots)
                 yield [_batch_field(item) for item in batch]
         finally:

@@ -29,11 +29,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from minifluid._blas import limit_for_background_threads
 from minifluid.data.collate import default_collate_fn, default_convert_fn, describe_samples
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
 from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper
+from minifluid.framework import dygraph_mode
 from minifluid.lod_tensor import LoDTensor
 from minifluid.places import CPUPlace
 
@@ -131,6 +133,7 @@ class _ThreadSource:
     def __init__(self, batches, capacity, timeout):
         self._timeout = timeout
         self._batch_queue = BlockingQueue(capacity)
+        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
         self._thread = threading.Thread(target=_buffer_loop, name=THREAD_NAME, daemon=True,
                                         args=(batches, self._batch_queue))
         self._batch_queue.watch_producer(self._thread.is_alive)
@@ -195,6 +198,10 @@ class _EpochIter:
     def close(self):
         """Stop the epoch's thread or workers now (also done at the end, on error and on GC)."""
         self._closer()
+
+    def _worker_pids(self):
+        """Pids of this epoch's worker processes (in worker-id order); [] without workers."""
+        return list(getattr(self._source, "worker_pids", ()))
 
 
 class DatasetLoader:
@@ -297,7 +304,12 @@ class DatasetLoader:
         return _ThreadSource(batches, capacity, self.timeout) if self.use_buffer_reader else batches
 
     def _to_output(self, batches):
-        """One step's batches (one per place) -> what the user's loop gets. The seam for dygraph tensors."""
+        """One step's batches (one per place) -> what the user's loop gets. In dygraph mode (REFERENCE
+        I58): a list of eager tensors (return_list is implied), and exactly one place."""
+        tracer = dygraph_mode.current_tracer()
+        if tracer is not None:
+            assert len(self.places) == 1, "Number of places must be 1 in imperative mode"
+            return [tracer.eager_tensor(field) for field in batches[0]]
         if self.return_list:
             return batches[0] if len(self.places) == 1 else batches
         outputs = []

@@ -9,9 +9,14 @@ Topology (one epoch):
 
 * Transport (``GeneratorLoader._open_source``, the only place it is chosen): the producer thread
   iterates the batch reader itself (conversion happens in that thread), or, with
-  ``use_multiprocess=True``, a ``ProcessBatchSource`` that runs it in a forked worker (conversion there,
-  batches back through shared memory) and the thread only relays. The source is created in the
-  consumer's thread, so a worker is forked from there.
+  ``use_multiprocess=True``, a ``ProcessBatchSource`` runs it in a forked worker (conversion there,
+  batches back through shared memory). The source is created in the consumer's thread, so a worker
+  is forked from there. On CPU places the consumer then reads the worker's pipe itself
+  (``_WorkerStage``: no producer thread and no BlockingQueue in between; the worker already reads
+  ``capacity`` batches ahead, and a relay thread would trade the GIL with a busy consumer several
+  times per batch). On CUDA places a producer thread relays into the queue, so the CUDA double
+  buffer works as usual. A worker's errors are ReaderKilledErrors already and reach the consumer as
+  they are; ``_WorkerStage`` repeats the error until the epoch is stopped, like a killed queue.
 * Who closes what. The producer thread is the only pusher: at the end of data it closes the queue
   (the consumer drains, then sees EOF); on any exception it kills the queue with an ExceptionWrapper
   (the consumer drains the batches made before the failure, then raises ReaderKilledError chained to
@@ -33,12 +38,14 @@ import atexit
 import logging
 import threading
 import time
+import warnings
 import weakref
 from collections import deque
 
 from .._blas import limit_for_background_threads
 from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
+from ..framework import dygraph_mode
 from ..framework.dtypes import to_numpy_dtype
 from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
@@ -114,12 +121,60 @@ class _Producer:
         queue.watch_producer(self.thread.is_alive)
         self.thread.start()
 
+    def close(self):
+        """Stop pushing: close this producer's queue generation (a push blocked on a full queue returns)."""
+        self.queue.close(generation=self.generation)
+
     def join(self, timeout=JOIN_TIMEOUT):
         if self.thread is not threading.current_thread():
             self.thread.join(timeout)
         if self.thread.is_alive() and timeout >= JOIN_TIMEOUT:
             _log.warning("The DataLoader producer thread is still inside the user's generator after %.0f s; "
                          "it will stop at its next batch.", JOIN_TIMEOUT)
+
+
+class _WorkerStage:
+    """use_multiprocess on CPU places: the stage (see prefetch.py) is the worker's pipe itself."""
+
+    timeout = None  # the worker source applies the loader's timeout (ReaderTimeoutError)
+
+    def __init__(self, source):
+        self.source = source
+        self._error = None
+
+    def get(self):
+        if self._error is not None:  # like a killed queue: the error again, until the epoch is stopped
+            raise _passthrough(_Forwarded(self._error).error())
+        try:
+            return next(self.source)
+        except StopIteration:
+            return END_OF_DATA
+        except ReaderKilledError as e:  # reader error, worker death, timeout, /dev/shm full
+            self._error = e
+            raise _passthrough(e)
+
+    def occupancy(self):
+        return self.source.ready()
+
+    def clear(self):
+        pass
+
+    def stop(self):
+        self.source.close()
+
+
+class _WorkerFeed:
+    """The producer role when the consumer reads the worker's pipe: closing it stops the worker."""
+
+    def __init__(self, stage):
+        limit_for_background_threads()  # the worker keeps a core busy, too
+        self.stage = stage
+
+    def close(self):
+        self.stage.stop()
+
+    def join(self, timeout=JOIN_TIMEOUT):
+        pass
 
 
 # --- consumer ---------------------------------------------------------------------------------------
@@ -211,7 +266,7 @@ class FeedReader:
         if batch is END_OF_DATA:
             raise _passthrough(EOFException())
         self.stats.record(start, time.perf_counter(), occupancy)
-        if len(batch) != len(self._slots):
+        if self._slots is not None and len(batch) != len(self._slots):
             raise ValueError(f"{adapters.FIELD_COUNT_MESSAGE} (got {len(batch)} fields for "
                              f"{[s.name for s in self._slots]})")
         if self._checks:
@@ -304,10 +359,21 @@ class GeneratorLoader(DataLoaderBase):
     occupancy, seconds waiting for data vs. computing).
     """
 
+    _eager = None  # the dygraph tracer when built in dygraph mode (REFERENCE I58)
+
     def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False,
                  use_multiprocess=False, drop_last=True, timeout=None):
         if not capacity:
             raise ValueError("Please give value to capacity.")
+        self._eager = dygraph_mode.current_tracer()  # REFERENCE I58: the one place the loader asks
+        if self._eager is not None:  # no feed list: the fields (count, dtype) come from the data
+            if not iterable:
+                warnings.warn("Please NOTE: imperative mode can support iterable mode only. Change to iterable mode.")
+            if not return_list:
+                warnings.warn("Please NOTE: imperative mode can support return as list only. Change to return as "
+                              "list.")
+            self._setup(None, capacity, use_double_buffer, True, True, use_multiprocess, drop_last, timeout)
+            return
         if not feed_list:
             raise Exception("Feed list must be given under static mode.")
         program = default_main_program()
@@ -326,13 +392,14 @@ class GeneratorLoader(DataLoaderBase):
 
     def _setup(self, slots, capacity, use_double_buffer, iterable, return_list, use_multiprocess, drop_last,
                timeout):
-        self._slots, self._names = slots, [s.name for s in slots]
+        self._slots, self._names = slots, None if slots is None else [s.name for s in slots]
         self._capacity, self._use_double_buffer = int(capacity), bool(use_double_buffer)
         self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
         self._use_multiprocess, self._timeout = bool(use_multiprocess), timeout
         self._batch_reader = None
         self._places = None
         self._producer = None
+        self._worker_pid_list = []
         self._queue = None
         self._reader = FeedReader(slots, self._capacity, check_feed=not iterable)
         self._consumer_timeout = None if self._use_multiprocess else timeout  # a worker times out itself
@@ -382,12 +449,16 @@ class GeneratorLoader(DataLoaderBase):
         return self._set_source(adapters.from_sample_list_generator(reader, self._slots), places)
 
     def set_batch_generator(self, reader, places=None):
-        return self._set_source(adapters.from_batch_generator(reader, len(self._slots)), places)
+        num_slots = None if self._slots is None else len(self._slots)
+        return self._set_source(adapters.from_batch_generator(reader, num_slots), places)
 
     def _set_source(self, batch_reader, places):
         if self._iterable:
+            if places is None and self._eager is not None:
+                places = self._eager.expected_place
             assert places is not None, "Places cannot be None when DataLoader is iterable"
             self._places = _convert_places(places, self._use_double_buffer)
+            assert self._eager is None or len(self._places) == 1, "Number of places must be 1 in imperative mode"
         elif places is not None:
             _log.info("places would be ommited when DataLoader is not iterable")
         self._batch_reader = batch_reader
@@ -400,14 +471,28 @@ class GeneratorLoader(DataLoaderBase):
                                       name="minifluid-worker-0")
         return self._batch_reader()
 
-    def _start_producer(self, queue):
-        self._producer = _Producer(self._open_source(), queue)
+    def _start_epoch(self, queue, queue_stage):
+        """Open the source and start reading it: from the worker's pipe (use_multiprocess on CPU places),
+        or through ``queue``, fed by a producer thread and read by the stage ``queue_stage()`` returns."""
+        source = self._open_source()
+        self._worker_pid_list = list(getattr(source, "worker_pids", ()))
+        if isinstance(source, ProcessBatchSource) and not any(p.is_gpu_place() for p in self._places or ()):
+            stage = _WorkerStage(source)
+            self._reader.begin_epoch(stage)
+            self._producer = _WorkerFeed(stage)
+        else:
+            self._reader.begin_epoch(queue_stage())
+            self._producer = _Producer(source, queue)
+
+    def _worker_pids(self):
+        """Pids of the worker process of the current (or last) epoch; [] without use_multiprocess."""
+        return list(self._worker_pid_list)
 
     def _stop(self, join_timeout=JOIN_TIMEOUT):
         """Stop the producer and the stage, in the order of the NOTE above."""
         producer, self._producer = self._producer, None
         if producer is not None:
-            producer.queue.close(generation=producer.generation)
+            producer.close()
         self._reader.end_epoch()
         if producer is not None:
             producer.join(join_timeout)
@@ -416,8 +501,6 @@ class GeneratorLoader(DataLoaderBase):
     def __iter__(self):
         """Start an epoch (stopping the previous one) and return its iterator; abandoning that iterator
         (``break``) stops the producer when the iterator is garbage-collected."""
-        assert self._iterable, "DataLoader is not iterable"
-        assert self._batch_reader is not None, "Data source of DataLoader has not set yet"
         self._begin_iterable_epoch()
         return _EpochIterator(self, self._epochs)
 
@@ -425,15 +508,18 @@ class GeneratorLoader(DataLoaderBase):
         if not self._epoch_open:
             if self._epochs:
                 raise StopIteration
-            iter(self)  # next(loader()) without iter(): start the first epoch
+            # next(loader()) without iter(): the loader's own first epoch, with no epoch iterator whose
+            # collection would end it (it ends at EOF, on an error, or when the loader is collected)
+            self._begin_iterable_epoch()
         return self._next_step()
 
     def _begin_iterable_epoch(self):
+        assert self._iterable, "DataLoader is not iterable"
+        assert self._batch_reader is not None, "Data source of DataLoader has not set yet"
         self._stop()
         self._queue = _new_queue(self._capacity)
-        self._reader.begin_epoch(make_stage(self._queue, self._places, self._use_double_buffer,
-                                            self._consumer_timeout))
-        self._start_producer(self._queue)
+        self._start_epoch(self._queue, lambda: make_stage(self._queue, self._places, self._use_double_buffer,
+                                                          self._consumer_timeout))
         self._epochs += 1
         self._epoch_open = True
 
@@ -451,6 +537,8 @@ class GeneratorLoader(DataLoaderBase):
         except BaseException:  # reader failure, timeout, Ctrl-C: do not wait on a stuck generator
             self._end_epoch(join_timeout=ERROR_JOIN_TIMEOUT)
             raise
+        if self._eager is not None:  # dygraph: the one batch as eager tensors
+            return [self._eager.eager_tensor(f) for f in batches[0]]
         if self._return_list:
             return [[_tensor(f, p) for f in b] for b, p in zip(batches, places)]
         names = self._names
@@ -469,14 +557,14 @@ class GeneratorLoader(DataLoaderBase):
             raise RuntimeError("start() was called twice without reset(): the DataLoader is already running. "
                                "Call reset() after the EOFException that ends an epoch (or to abandon it) "
                                "before starting again.")
-        self._reader.begin_epoch(self._stage)
-        self._start_producer(self._queue)
+        self._start_epoch(self._queue, lambda: self._stage)
 
     def reset(self):
         """Stop the epoch (at EOF or midway; safe before start() and twice) and empty the queue."""
         assert not self._iterable, "reset() cannot be called when DataLoader is iterable"
         self._stop()
         self._queue.reset()
+        self._reader.set_stage(self._stage)  # the queue's stage again (a worker's stage ends with its epoch)
 
     # --- diagnosis ----------------------------------------------------------------------------------
     def _stats_source(self):
@@ -501,11 +589,12 @@ class GeneratorLoader(DataLoaderBase):
 @atexit.register
 def _stop_all_loaders():
     """At exit, close every live loader's queue (no joins: a producer stuck in user code must not delay
-    the exit) so no producer is left blocked in a push."""
+    the exit) so no producer is left blocked in a push; a loader reading a worker's pipe stops its worker
+    (SIGTERM, then SIGKILL after worker.JOIN_TIMEOUT) and unlinks its segments."""
     for loader in list(_live_loaders):
         producer = loader._producer
         if producer is not None:
-            producer.queue.close()
+            producer.close()
 
 
 layers_io.set_reader_runtime_factory(GeneratorLoader._for_reader_ops)

@@ -130,7 +130,8 @@ def _shm_full_message(need, free, limited):
     return (f"minifluid needs {need} bytes ({need / 2**20:.1f} MiB) of shared memory for one batch, but "
             f"/dev/shm has {free_text} bytes free{source}. /dev/shm must hold about capacity x batch bytes "
             f"per worker. Fix: give the container more shared memory (docker run --shm-size=8g ...), lower "
-            f"the capacity or batch size, or pass use_multiprocess=False to read in a thread instead.")
+            f"the capacity or batch size, or read in a thread instead: use_multiprocess=False "
+            f"(DataLoader.from_generator) or num_workers=0 (DataLoader(dataset)).")
 
 
 def _field_array(field, index):

@@ -16,7 +16,8 @@ batch taken, plus the slots freed since) or ``_Task`` (pool: indices to fetch, p
   ``POLL_INTERVAL`` without checking that it is alive. Dead with nothing left in its pipe (EOF) ->
   ``WorkerDiedError`` (pid, signal name); no batch within ``timeout`` s -> ``ReaderTimeoutError``.
   Pipes are FIFO, so every batch a worker sent before its error or death is delivered first (in a
-  pool, another worker's failure surfaces when its turn comes, after all earlier batches).
+  pool, another worker's reported error surfaces when its turn comes, after all earlier batches;
+  another worker's death, a non-zero exit code, is raised at once while the consumer waits).
 * Shutdown is ``_Workers.shutdown``, run exactly once through ``weakref.finalize``: by ``close()``,
   by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
   collection of the source (a ``break``) or at interpreter exit. It SIGTERMs the workers still
@@ -244,6 +245,9 @@ class _Workers:
                     raise self.death_error(handle) from None
             if not handle.process.is_alive() and not handle.conn.poll(0):  # dead, nothing left to read
                 raise self.death_error(handle)
+            for other in self.handles:  # pool: a worker killed while another one's batch is awaited
+                if other is not handle and other.process.exitcode not in (None, 0):
+                    raise self.death_error(other)
             if deadline is not None and time.monotonic() >= deadline:
                 raise ReaderTimeoutError(
                     f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {handle.name} (pid {handle.pid}) "
@@ -332,6 +336,19 @@ class _WorkerSource:
     def __exit__(self, *exc):
         self.close()
 
+    def ready(self):
+        """1 when a message from the worker whose batch is next is already waiting in its pipe, else 0."""
+        if self._closed:
+            return 0
+        handles = self._workers.handles
+        try:
+            return int(handles[self._next_index() % len(handles)].conn.poll(0))
+        except (OSError, ValueError):
+            return 0
+
+    def _next_index(self):
+        return 0
+
     @property
     def worker_pids(self):
         """Pids of the worker processes (in worker-id order)."""
@@ -414,6 +431,9 @@ class ProcessPoolBatchSource(_WorkerSource):
             handle = handles[self._sent % len(handles)]
             self._workers.send(handle, _Task(indices, handle.reader.drain_freed()))
             self._sent += 1
+
+    def _next_index(self):
+        return self._received
 
     def _next_batch(self):
         self._dispatch()

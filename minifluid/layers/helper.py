@@ -5,10 +5,18 @@ their initializer's op, and in the main program's global block, where the networ
 Names come from ``unique_name``: a layer ``fc`` gets the name ``fc_<n>``, its weights
 ``fc_<n>.w_<k>``, its biases ``fc_<n>.b_<k>`` and its temporaries ``fc_<n>.tmp_<k>``, so two
 programs built under ``unique_name.guard()`` name (and therefore share) the same parameters.
+
+In dygraph mode (``framework.dygraph_mode``) the same builders run eagerly: ``append_op`` hands the
+op to the tracer, which runs it now, temporaries are empty eager tensors the op fills, and
+parameters are eager parameters filled by their initializer's op, run at once. Static mode pays
+one module-attribute read per call for this.
 """
 import copy
 
-from ..framework import unique_name
+import numpy as np
+
+from ..framework import dygraph_mode, unique_name
+from ..framework.dtypes import to_numpy_dtype
 from ..framework.program import default_main_program, default_startup_program
 from ..framework.variable import Variable
 from ..initializer import Constant, Xavier
@@ -42,6 +50,9 @@ class LayerHelper:
         return default_startup_program()
 
     def append_op(self, *args, **kwargs):
+        tracer = dygraph_mode._tracer
+        if tracer is not None:
+            return tracer.trace_op(*args, **kwargs)
         return self.main_program.current_block().append_op(*args, **kwargs)
 
     # --- inputs and attributes -----------------------------------------------------------------
@@ -91,10 +102,8 @@ class LayerHelper:
         return dtypes.pop()
 
     # --- variables ---------------------------------------------------------------------------------
-    def create_parameter(self, attr, shape, dtype, is_bias=False, default_initializer=None, stop_gradient=False):
-        """A Parameter in both programs; its init op goes to the startup program. None if attr is False."""
-        if attr is False:
-            return None
+    def _param_attr(self, attr, shape, is_bias=False, default_initializer=None):
+        """(attr, shape) of a new parameter: a private ParamAttr with its initializer and name set."""
         attr = copy.deepcopy(ParamAttr._to_attr(attr))
         shape = [int(d) for d in shape]
         if any(d <= 0 for d in shape):
@@ -106,6 +115,19 @@ class LayerHelper:
             attr._set_default_initializer(Constant(0.0) if is_bias else Xavier())
         if attr.name is None:
             attr.name = unique_name.generate(".".join([self.name, "b" if is_bias else "w"]))
+        return attr, shape
+
+    def create_parameter(self, attr, shape, dtype, is_bias=False, default_initializer=None, stop_gradient=False):
+        """A Parameter in both programs; its init op goes to the startup program. None if attr is False.
+        In dygraph mode: an eager parameter, initialised now."""
+        if attr is False:
+            return None
+        attr, shape = self._param_attr(attr, shape, is_bias, default_initializer)
+        tracer = dygraph_mode._tracer
+        if tracer is not None:
+            param = tracer.create_parameter(attr, shape, dtype)
+            param.stop_gradient = param.stop_gradient or stop_gradient
+            return param
         kwargs = attr._to_kwargs()
         del kwargs["name"]
         startup = self.startup_program.global_block()
@@ -120,19 +142,37 @@ class LayerHelper:
 
     def create_variable_for_type_inference(self, dtype, stop_gradient=False):
         """A temporary ``<layer>_<n>.tmp_<k>``; its shape is filled by the op that writes it."""
+        tracer = dygraph_mode._tracer
+        if tracer is not None:
+            return tracer.tensor_type(None, dtype=dtype, stop_gradient=stop_gradient)
         return self.main_program.current_block().create_var(
             name=unique_name.generate(".".join([self.name, "tmp"])), dtype=dtype, persistable=False,
             stop_gradient=stop_gradient)
 
     def create_variable(self, **kwargs):
+        tracer = dygraph_mode._tracer
+        if tracer is not None:
+            return tracer.tensor_type(None, name=kwargs.get("name"), dtype=kwargs.get("dtype", "float32"),
+                                      stop_gradient=kwargs.get("stop_gradient", False))
         return self.main_program.current_block().create_var(**kwargs)
 
     def create_global_variable(self, persistable=False, **kwargs):
         kwargs.setdefault("name", unique_name.generate(".".join([self.name, "tmp"])))
+        tracer = dygraph_mode._tracer
+        if tracer is not None:  # zeros of the shape, until set_variable_initializer fills it
+            var = tracer.eager_tensor(np.zeros(kwargs["shape"], to_numpy_dtype(kwargs.get("dtype", "float32"))))
+            var.name, var.persistable = kwargs["name"], persistable
+            return var
         return self.main_program.global_block().create_var(persistable=persistable, **kwargs)
 
     def set_variable_initializer(self, var, initializer):
-        """Create ``var`` in the startup program and append ``initializer``'s op for it there."""
+        """Create ``var`` in the startup program and append ``initializer``'s op for it there
+        (in dygraph mode: run that op into ``var`` now)."""
+        tracer = dygraph_mode._tracer
+        if tracer is not None:
+            op_type, attrs = initializer._op(var, self.startup_program.global_block())
+            tracer.trace_op(op_type, None, {"Out": var}, dict(attrs, shape=var.shape, dtype=var.dtype))
+            return var
         startup = self.startup_program.global_block()
         target = startup.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=True)
         initializer(target, startup)

@@ -82,7 +82,8 @@ def test_compat_install_uninstall_in_process():
         import paddle.io
         import minifluid
         assert fluid.Program is minifluid.Program and core.EOFException is minifluid.core.EOFException
-        assert paddle.batch is minifluid.reader.batch and paddle.io.DataLoader is minifluid.io.DataLoader
+        assert paddle.batch is minifluid.reader.batch and fluid.io.DataLoader is minifluid.io.DataLoader
+        assert paddle.io.Dataset is minifluid.io.Dataset and callable(paddle.io.DataLoader)
         assert callable(mnist.train) and callable(paddle.reader.shuffle)
         with pytest.raises(NotImplementedError, match="ParallelExecutor.*CompiledProgram"):
             fluid.ParallelExecutor
@@ -102,3 +103,8 @@ def test_compat_never_installs_a_paddle_package():
     for path in site.getsitepackages():
         assert not (pathlib.Path(path) / "paddle").exists()
     assert importlib.util.find_spec("paddle") is None
+
+
+def test_readme_api_table_is_generated_from_the_code():
+    proc = run("tools/gen_api_table.py", "--check")
+    assert proc.returncode == 0, proc.stderr + " (regenerate with: python tools/gen_api_table.py)"

@@ -1,0 +1,134 @@
+"""Entering and leaving dygraph mode; data into eager tensors; ``no_grad``.
+
+``guard(place)`` does what fluid's does: inside it the default main/startup programs are fresh and
+``unique_name`` starts over, and a new tracer is installed, so ``fluid.layers.*`` run their ops at
+once (layers/helper.py asks ``framework.dygraph_mode``). ``enable_dygraph()`` enters the same guard
+until ``disable_dygraph()``. The place defaults to CPUPlace (a CUDAPlace must be asked for).
+"""
+import contextlib
+import functools
+import sys
+
+import numpy as np
+
+from ..framework import dygraph_mode, unique_name
+from ..framework.program import Program, program_guard
+from ..lod_tensor import LoDTensor
+from ..places import CPUPlace
+from .tensor import Tensor, default_tracer
+from .tracer import Tracer
+
+__all__ = ["disable_dygraph", "disable_static", "eager_api", "enable_dygraph", "enable_static", "enabled", "guard",
+           "in_dygraph_mode", "no_grad", "to_variable"]
+
+in_dygraph_mode = dygraph_mode.in_dygraph_mode
+enabled = dygraph_mode.in_dygraph_mode
+
+
+@contextlib.contextmanager
+def guard(place=None):
+    """Run the ``with`` block in dygraph mode on ``place`` (default CPUPlace)."""
+    tracer = Tracer(place if place is not None else CPUPlace())
+    with program_guard(Program(), Program()), unique_name.guard():
+        old = dygraph_mode.switch_tracer(tracer)
+        try:
+            yield
+        finally:
+            dygraph_mode.switch_tracer(old)
+
+
+_functional_guard = None
+
+
+def enable_dygraph(place=None):
+    """Turn dygraph mode on until ``disable_dygraph()`` (a no-op when it is already on this way)."""
+    global _functional_guard
+    if _functional_guard is None:
+        _functional_guard = guard(place)
+        _functional_guard.__enter__()
+
+
+def disable_dygraph():
+    """Leave the dygraph mode ``enable_dygraph()`` entered."""
+    global _functional_guard
+    if _functional_guard is not None:
+        _functional_guard.__exit__(*sys.exc_info())
+        _functional_guard = None
+
+
+_static_requested = False
+"""Set by paddle 2.x ``enable_static()``: paddle.io.DataLoader then yields arrays, not eager tensors."""
+
+
+def enable_static():
+    """paddle 2.x ``paddle.enable_static()``: static mode from here on (leaves enable_dygraph's mode)."""
+    global _static_requested
+    _static_requested = True
+    disable_dygraph()
+
+
+def disable_static(place=None):
+    """paddle 2.x ``paddle.disable_static()``: dygraph mode from here on (``enable_dygraph``)."""
+    global _static_requested
+    _static_requested = False
+    enable_dygraph(place)
+
+
+def to_variable(value, name=None, zero_copy=None, dtype=None):
+    """An eager tensor (``stop_gradient=True``) holding ``value`` (ndarray, LoDTensor or Tensor).
+
+    Raises:
+        AssertionError: outside dygraph mode (as fluid). TypeError: for other value types.
+    """
+    tracer = dygraph_mode._tracer
+    assert tracer is not None, ("We Only support to_variable in imperative mode, please use fluid.dygraph.guard() "
+                                "as context to run it in imperative Mode")
+    if isinstance(value, Tensor):
+        return value if dtype is None else value.astype(dtype)
+    if not isinstance(value, (np.ndarray, LoDTensor)) and not hasattr(value, "__cuda_array_interface__"):
+        raise TypeError("The type of 'value' in fluid.dygraph.to_variable must be (numpy.ndarray, core.VarBase, "
+                        f"framework.Variable, core.Tensor, core.LoDTensor), but received {type(value)}")
+    t = tracer.eager_tensor(value)
+    if name is not None:
+        t.name = name
+    return t if dtype is None else t.astype(dtype)
+
+
+class no_grad:
+    """Record nothing for backward: ``with no_grad():``, ``@no_grad`` or ``@no_grad()``."""
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        self._saved = []
+        return self if fn is None else self(fn)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def __enter__(self):
+        tracer = default_tracer()
+        self._saved.append((tracer, tracer._has_grad))
+        tracer._has_grad = False
+        return self
+
+    def __exit__(self, *exc):
+        tracer, has_grad = self._saved.pop()
+        tracer._has_grad = has_grad
+
+
+def eager_api(fn):
+    """paddle 2.x entry points run eagerly whatever the global mode (2.x defaults to dynamic mode)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if dygraph_mode._tracer is not None:
+            return fn(*args, **kwargs)
+        old = dygraph_mode.switch_tracer(default_tracer())
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            dygraph_mode.switch_tracer(old)
+    return wrapper

@@ -1,0 +1,55 @@
+"""``paddle.optimizer`` (2.x): SGD, Momentum, Adam, Adagrad, RMSProp with ``step()`` / ``clear_grad()``.
+
+They are fluid's optimizers (same update kernels, NOTE [ Optimizers in dygraph mode ] in
+minifluid/optimizer.py) under 2.x argument names: ``parameters`` for ``parameter_list`` and
+``weight_decay`` (a float means L2Decay(float)) for ``regularization``. ``step``, ``minimize`` and
+``clear_grad`` run eagerly whatever the global mode, as in paddle 2.x.
+"""
+from .. import optimizer as _fluid
+from ..regularizer import L2Decay
+from .base import eager_api
+
+__all__ = ["Adagrad", "Adam", "Momentum", "Optimizer", "RMSProp", "SGD"]
+
+Optimizer = _fluid.Optimizer
+
+
+def _decay(weight_decay):
+    return L2Decay(float(weight_decay)) if isinstance(weight_decay, (int, float)) else weight_decay
+
+
+class _Eager:
+    step = eager_api(_fluid.Optimizer.step)
+    minimize = eager_api(_fluid.Optimizer.minimize)
+
+
+class SGD(_Eager, _fluid.SGDOptimizer):
+    def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, parameters, _decay(weight_decay), grad_clip, name)
+
+
+class Momentum(_Eager, _fluid.MomentumOptimizer):
+    def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False, weight_decay=None,
+                 grad_clip=None, name=None):
+        super().__init__(learning_rate, momentum, parameters, use_nesterov, _decay(weight_decay), grad_clip, name)
+
+
+class Adam(_Eager, _fluid.AdamOptimizer):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
+                 weight_decay=None, grad_clip=None, name=None, lazy_mode=False):
+        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, _decay(weight_decay), grad_clip, name,
+                         lazy_mode)
+
+
+class Adagrad(_Eager, _fluid.AdagradOptimizer):
+    def __init__(self, learning_rate, epsilon=1e-06, parameters=None, weight_decay=None, grad_clip=None, name=None,
+                 initial_accumulator_value=0.0):
+        super().__init__(learning_rate, epsilon, parameters, _decay(weight_decay), grad_clip, name,
+                         initial_accumulator_value)
+
+
+class RMSProp(_Eager, _fluid.RMSPropOptimizer):
+    def __init__(self, learning_rate, rho=0.95, epsilon=1e-06, momentum=0.0, centered=False, parameters=None,
+                 weight_decay=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, rho, epsilon, momentum, centered, parameters, _decay(weight_decay),
+                         grad_clip, name)

@@ -1,0 +1,44 @@
+"""tools/bench_loader.py --quick runs end to end and prints one JSON line with every section's keys
+(no speed is asserted: the numbers of a quick run mean nothing)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+KEYS = [
+    # light (the original fields)
+    "bare_sample_bps", "bare_batch_bps", "bare_sample_plus_run_bps", "iterable_sample_bps", "non_iterable_sample_bps",
+    "iterable_batch_bps", "non_iterable_batch_bps", "non_iterable_sample_verdict", "iterable_sample_vs_bare",
+    "non_iterable_sample_vs_bare", "iterable_batch_us_per_batch", "non_iterable_batch_us_per_batch",
+    # the dataset DataLoader next to from_generator
+    "dataset_sample_bps", "dataset_2workers_sample_bps", "dataset_vs_from_generator",
+    # heavy reader
+    "heavy_loops_per_sample", "heavy_sample_ms", "cpu_parallel_ceiling", "heavy_thread_sps", "heavy_multiprocess_sps",
+    "heavy_multiprocess_vs_thread", "heavy_dataset_0workers_sps", "heavy_dataset_2workers_sps",
+    "heavy_dataset_2workers_vs_0workers",
+    # large samples
+    "large_multiprocess_batch_gen_MBps", "large_multiprocess_sample_gen_MBps", "large_memcpy_MBps",
+    "large_memcpy_one_buffer_MBps", "large_memcpy_destination", "large_multiprocess_vs_memcpy",
+    # start-up
+    "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers",
+    "torch", "targets_met", "seconds",
+]
+
+
+@pytest.mark.timeout(120)
+def test_quick_benchmark_prints_one_json_line_with_every_key():
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "bench_loader.py"), "--quick"],
+                          capture_output=True, text=True, timeout=110, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, proc.stdout
+    result = json.loads(lines[0])
+    assert [k for k in KEYS if k not in result] == []
+    assert result["quick"] is True
+    if not str(result["torch"]).startswith("unavailable"):
+        assert "torch_heavy_2workers_sps" in result and "torch_large_2workers_MBps" in result
+    assert all(isinstance(v, bool) for v in result["targets_met"].values())
