@@ -13,10 +13,11 @@ from collections import ChainMap
 import numpy as np
 
 from ..framework.program import Program
+from ..lod_tensor import LoDTensor
 from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places
 from .executor import _compile_op, _fetch_value
-from .feed_fetch import FeedSpec, convert_feed_value, fetch_names, split_feed, warn_unknown_feed
+from .feed_fetch import FeedSpec, convert_feed_value, feed_into, fetch_names, split_feed, warn_unknown_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -129,9 +130,9 @@ class CompiledProgram:
         if feed is None or (isinstance(feed, dict) and not feed):
             return []
         if isinstance(feed, dict):
-            chunks = {}
-            for name, value in feed.items():
-                chunks[name] = split_feed(*convert_feed_value(name, value, None), num_places)
+            chunks = {name: [LoDTensor(array, lod) if lod else array
+                             for array, lod in split_feed(*convert_feed_value(name, value, None), num_places)]
+                      for name, value in feed.items()}
             count = min(len(c) for c in chunks.values())
             return [{name: c[k] for name, c in chunks.items()} for k in range(count)]
         if isinstance(feed, (list, tuple)):
@@ -142,7 +143,7 @@ class CompiledProgram:
             for d in feed:
                 if not isinstance(d, dict):
                     raise TypeError("Each element of feed list should be a dict")
-                out.append({name: (v, None) for name, v in d.items()})
+                out.append(d)
             return out
         raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
 
@@ -153,16 +154,7 @@ class CompiledProgram:
             env, lods = ChainMap({}, scope._vars), ChainMap({}, scope._lods)
             if staged_batches is not None:
                 scope.find_value(plan.reader[0]).stage(staged_batches[k])
-            for name, (value, lod) in place_feed.items():
-                spec = plan.feeds.get(name)
-                if spec is None:
-                    continue
-                array, vlod = convert_feed_value(name, value, spec)
-                if spec.check:
-                    spec.validate(array)
-                env[name] = array
-                if lod or vlod:
-                    lods[name] = lod or vlod
+            feed_into(plan.feeds, place_feed, env, lods)
             for step in plan.compute:
                 step(env, lods)
             envs.append((env, lods))

@@ -18,7 +18,7 @@ from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
-from .feed_fetch import FeedSpec, convert_feed_value, fetch_names, normalize_feed, warn_unknown_feed
+from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
 __all__ = ["Executor", "build_plan", "Plan"]
@@ -162,24 +162,8 @@ class Executor:
             return runner(self, feed, fetch_list, scope, return_numpy, return_merged)
         feed = normalize_feed(feed)
         plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
-        self._feed(plan, feed, scope._vars, scope._lods)
+        feed_into(plan.feeds, feed, scope._vars, scope._lods)
         return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
-
-    @staticmethod
-    def _feed(plan, feed, env, lods):
-        specs = plan.feeds
-        for name, value in feed.items():
-            spec = specs[name]
-            if spec is None:
-                continue
-            array, lod = convert_feed_value(name, value, spec)
-            if spec.check:
-                spec.validate(array)
-            env[name] = array
-            if lod:
-                lods[name] = lod
-            elif name in lods:
-                del lods[name]
 
     @staticmethod
     def _run_plan(plan, env, lods, return_numpy=True):

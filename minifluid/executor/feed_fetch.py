@@ -10,7 +10,7 @@ import numpy as np
 from ..framework.dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
-__all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "fetch_names", "split_feed"]
+__all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed"]
 
 
 class FeedSpec:
@@ -81,6 +81,22 @@ def convert_feed_value(name, value, spec):
     if array.ndim == 0:
         array = array.reshape(1)
     return array, None
+
+
+def feed_into(specs, feed, env, lods):
+    """Convert, check and store each fed value (``specs``: name -> FeedSpec, None for unknown names)."""
+    for name, value in feed.items():
+        spec = specs.get(name)
+        if spec is None:
+            continue
+        array, lod = convert_feed_value(name, value, spec)
+        if spec.check:
+            spec.validate(array)
+        env[name] = array
+        if lod:
+            lods[name] = lod
+        elif name in lods:
+            del lods[name]
 
 
 def warn_unknown_feed(name):
