@@ -39,6 +39,20 @@ class GradientClipBase:
         return (type(self), id(self))
 
 
+
+def _clip_each(params_grads, op_type, attrs):
+    """One ``op_type`` op per gradient (None gradients pass through), as optimizer-role ops."""
+    out = []
+    for p, g in params_grads:
+        if g is None:
+            out.append((p, g))
+            continue
+        new = _clipped_var(g)
+        g.block.append_op(type=op_type, inputs={"X": [g]}, outputs={"Out": [new]}, attrs={**attrs, **_ROLE})
+        out.append((p, new))
+    return out
+
+
 class GradientClipByValue(GradientClipBase):
     """Clip every gradient element into [min, max] (``min`` defaults to ``-max``)."""
 
@@ -50,16 +64,7 @@ class GradientClipByValue(GradientClipBase):
         self.max, self.min = max, min
 
     def _static_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None:
-                out.append((p, g))
-                continue
-            new = _clipped_var(g)
-            g.block.append_op(type="clip", inputs={"X": [g]}, outputs={"Out": [new]},
-                              attrs={"min": self.min, "max": self.max, **_ROLE})
-            out.append((p, new))
-        return out
+        return _clip_each(params_grads, "clip", {"min": self.min, "max": self.max})
 
 
 class GradientClipByNorm(GradientClipBase):
@@ -69,16 +74,7 @@ class GradientClipByNorm(GradientClipBase):
         self.clip_norm = float(clip_norm)
 
     def _static_clip(self, params_grads):
-        out = []
-        for p, g in params_grads:
-            if g is None:
-                out.append((p, g))
-                continue
-            new = _clipped_var(g)
-            g.block.append_op(type="clip_by_norm", inputs={"X": [g]}, outputs={"Out": [new]},
-                              attrs={"max_norm": self.clip_norm, **_ROLE})
-            out.append((p, new))
-        return out
+        return _clip_each(params_grads, "clip_by_norm", {"max_norm": self.clip_norm})
 
 
 class GradientClipByGlobalNorm(GradientClipBase):

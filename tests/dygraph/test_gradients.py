@@ -29,7 +29,7 @@ def _static_grads(build, feed, eager_params):
     return out[0], {p.name: g for (p, _), g in zip(params_grads, out[1:])}, static_params
 
 
-def _compare(eager_loss, eager_params, static):
+def _assert_grads_match(eager_loss, eager_params, static):
     loss, grads, static_names = static
     np.testing.assert_allclose(eager_loss.numpy(), loss, rtol=1e-5)
     for eager_p, name in zip(eager_params, static_names):
@@ -52,7 +52,7 @@ def test_mlp_relu_softmax_with_cross_entropy_mean():
         loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(fc2(fc1(to_variable(x))), to_variable(y)))
         loss.backward()
         values = {p.name: p.numpy() for p in params}
-    _compare(loss, params, _static_grads(build, {"x": x, "label": y}, values))
+    _assert_grads_match(loss, params, _static_grads(build, {"x": x, "label": y}, values))
 
 
 def test_conv_pool_fc_net():
@@ -73,7 +73,7 @@ def test_conv_pool_fc_net():
         loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(fc(h), to_variable(y)))
         loss.backward()
         values = {p.name: p.numpy() for p in params}
-    _compare(loss, params, _static_grads(build, {"x": x, "label": y}, values))
+    _assert_grads_match(loss, params, _static_grads(build, {"x": x, "label": y}, values))
 
 
 def test_fan_out_and_operators_match_central_differences():
