@@ -20,7 +20,11 @@ class _ScopeTensor(LoDTensor):
         self._scope, self._name = scope, name
 
     def set(self, array, place=None):
+        """Copies, as fluid does: optimizer kernels update scope values in place, which must never
+        write into an array the user still holds."""
         super().set(array, place)
+        if self._array is array or getattr(self._array, "base", None) is not None:
+            self._array = self._array.copy()
         self._scope._vars[self._name] = self._array
 
     def set_recursive_sequence_lengths(self, lengths):

@@ -223,3 +223,17 @@ def test_global_scope_and_scope_guard():
     assert s.find_var("m") is not None and np.array(s.find_var("m").get_tensor())[0] == 1.0
     kid = s.new_scope()
     assert kid.find_var("m") is not None and kid.find_var("zzz") is None
+
+
+def test_scope_tensor_set_copies_so_training_never_writes_into_user_arrays():
+    p = fluid.Program()
+    b = p.global_block()
+    w = b.create_parameter("w", [2])
+    lr, g = b.create_var("lr", [1]), b.create_var("g", [2])
+    b.append_op("sgd", {"Param": w, "LearningRate": lr, "Grad": g}, {"ParamOut": w})  # updates in place
+    scope = fluid.Scope()
+    mine = np.ones(2, "float32")
+    scope.var("w").get_tensor().set(mine, fluid.CPUPlace())
+    fluid.Executor().run(p, feed={"lr": np.ones(1, "float32"), "g": np.ones(2, "float32")}, scope=scope)
+    assert mine.tolist() == [1.0, 1.0]
+    assert np.array(scope.find_var("w").get_tensor()).tolist() == [0.0, 0.0]
