@@ -27,10 +27,11 @@ __all__ = ["Executor", "build_plan", "Plan"]
 class Plan:
     """Everything ``Executor.run`` needs that depends only on the Program and the names."""
 
-    __slots__ = ("feeds", "steps", "fetches", "program")
+    __slots__ = ("feeds", "steps", "fetches", "program", "to_device")
 
-    def __init__(self, feeds, steps, fetches, program):
+    def __init__(self, feeds, steps, fetches, program, to_device=None):
         self.feeds, self.steps, self.fetches, self.program = feeds, steps, fetches, program
+        self.to_device = to_device
 
 
 def _missing_input_error(op, env, names):
@@ -40,10 +41,29 @@ def _missing_input_error(op, env, names):
         "Feed them, or run the startup program first (exe.run(fluid.default_startup_program())).")
 
 
-def _compile_op(op):
-    """One closure ``step(env, lods)`` that runs ``op`` against a value dict."""
+def _on_device(to_device, value):
+    """Move a kernel result (array, tuple/list of them, LoDTensor, None) with ``to_device``."""
+    if value is None or isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_on_device(to_device, v) for v in value)
+    if isinstance(value, LoDTensor):
+        return LoDTensor(to_device(value._array), value._lod, value._place)
+    return to_device(value) if hasattr(value, "__array_interface__") else value
+
+
+def _compile_op(op, to_device=None):
+    """One closure ``step(env, lods)`` that runs ``op`` against a value dict.
+
+    On a GPU place ``to_device`` (``cupy.asarray``) moves every kernel result to the device, so
+    host-made values (initialisers, reader batches) meet device-resident ones as CuPy arrays; on
+    CPU nothing is added to the step.
+    """
     spec = get_op_spec(op.type)
     fn = spec.bind(op)
+    if to_device is not None:
+        host_fn = fn
+        fn = lambda *args: _on_device(to_device, host_fn(*args))  # noqa: E731
     in_refs = []
     for slot in spec.inputs:
         names = op.inputs.get(slot) or []
@@ -106,7 +126,7 @@ def _compile_op(op):
     return step
 
 
-def build_plan(program, feed_names, fetch_list_names, block_idx=0):
+def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
     block = program.block(block_idx)
     feeds = {}
     for name in feed_names:
@@ -120,11 +140,11 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0):
         if block._find_var_recursive(name) is None:
             raise ValueError(f"Cannot fetch variable {name!r}: it is not in the program (fetch_list names a "
                              "variable the program does not define)")
-    steps = [_compile_op(op) for op in block.ops]
+    steps = [_compile_op(op, to_device) for op in block.ops]
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
-    return Plan(feeds, steps, fetches, program)
+    return Plan(feeds, steps, fetches, program, to_device)
 
 
 class Executor:
@@ -133,9 +153,16 @@ class Executor:
     def __init__(self, place=None):
         self.place = place if place is not None else CPUPlace()
         self._plans = weakref.WeakKeyDictionary()
+        self._to_device = None  # cupy.asarray on a GPU place, resolved at the first run
 
     def close(self):
         self._plans.clear()
+
+    def _device_mover(self):
+        """None on CPU; on a GPU place ``cupy.asarray`` (a clear error when there is no usable GPU)."""
+        if self._to_device is None and self.place.is_gpu_place():
+            self._to_device = self.place.array_module().asarray
+        return self._to_device
 
     def _plan(self, program, feed_names, fetch_list_names):
         per_program = self._plans.get(program)
@@ -146,7 +173,8 @@ class Executor:
         if plan is None:
             if len(per_program) > 64:  # a Program edited in a loop: keep the cache small
                 per_program.clear()
-            plan = per_program[key] = build_plan(program, feed_names, fetch_list_names)
+            plan = per_program[key] = build_plan(program, feed_names, fetch_list_names,
+                                                 to_device=self._device_mover())
         return plan
 
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
@@ -162,7 +190,7 @@ class Executor:
             return runner(self, feed, fetch_list, scope, return_numpy, return_merged)
         feed = normalize_feed(feed)
         plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
-        feed_into(plan.feeds, feed, scope._vars, scope._lods)
+        feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
         return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
 
     @staticmethod

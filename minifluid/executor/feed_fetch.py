@@ -83,8 +83,9 @@ def convert_feed_value(name, value, spec):
     return array, None
 
 
-def feed_into(specs, feed, env, lods):
-    """Convert, check and store each fed value (``specs``: name -> FeedSpec, None for unknown names)."""
+def feed_into(specs, feed, env, lods, to_device=None):
+    """Convert, check and store each fed value (``specs``: name -> FeedSpec, None for unknown names);
+    ``to_device`` moves it to the executor's GPU (None on CPU)."""
     for name, value in feed.items():
         spec = specs.get(name)
         if spec is None:
@@ -92,7 +93,7 @@ def feed_into(specs, feed, env, lods):
         array, lod = convert_feed_value(name, value, spec)
         if spec.check:
             spec.validate(array)
-        env[name] = array
+        env[name] = array if to_device is None else to_device(array)
         if lod:
             lods[name] = lod
         elif name in lods:
