@@ -108,3 +108,23 @@ def test_compat_never_installs_a_paddle_package():
 def test_readme_api_table_is_generated_from_the_code():
     proc = run("tools/gen_api_table.py", "--check")
     assert proc.returncode == 0, proc.stderr + " (regenerate with: python tools/gen_api_table.py)"
+
+
+@pytest.mark.timeout(60)
+def test_draw_program_writes_dot(tmp_path):
+    out = tmp_path / "mlp.dot"
+    proc = run("tools/draw_program.py", "--example", "mlp", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    dot = out.read_text()
+    assert dot.startswith("digraph") and 'label="mul"' in dot and 'label="sgd"' in dot and "-> op" in dot
+
+
+@pytest.mark.timeout(120)
+def test_profile_loader_reports_a_verdict_for_a_legacy_script():
+    proc = run("tools/profile_loader.py", "--compat", "examples/legacy/pyreader_non_iterable.py")
+    assert proc.returncode == 0, proc.stderr
+    import json
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["epochs"] == 3 and result["batches"] == 135
+    assert result["verdict"] in ("reader-bound", "compute-bound")
+    assert "overall: " in proc.stdout
