@@ -5,6 +5,7 @@ MRO), so a new kind of field is supported by registering it, not by editing bran
 """
 import numbers
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -85,6 +86,45 @@ def _sample_fields(sample):
     return [sample]
 
 
+_FAST_KINDS = frozenset("biufc")
+_dtype_of = attrgetter("dtype")
+
+
+def _stack_uniform(column):
+    """``column`` stacked when its items are plain ndarrays of one native numeric dtype and shape, else None."""
+    first = column[0]
+    if type(first) is not np.ndarray or first.dtype.kind not in _FAST_KINDS or not first.dtype.isnative:
+        return None
+    if len(set(map(type, column))) != 1 or len(set(map(_dtype_of, column))) != 1:
+        return None
+    try:
+        arr = np.array(column, dtype=first.dtype)  # = np.stack for equal shapes, without its Python loop
+    except ValueError:  # ragged: the general path raises the descriptive error
+        return None
+    return arr if arr.shape == (len(column),) + first.shape else None
+
+
+def _collate_uniform_arrays(batch):
+    """Fast path for the common case: every sample a tuple/list of plain ndarrays (or a plain ndarray),
+    each field of one numeric dtype and shape: one ``np.array`` per field, no per-sample dispatch.
+    None otherwise (the general path then decides, and raises its errors); results are equal."""
+    first = type(batch[0])
+    if first is np.ndarray:
+        arr = _stack_uniform(batch)
+        return None if arr is None else [arr]
+    if first is not tuple and first is not list:
+        return None
+    if len(set(map(type, batch))) != 1 or len(set(map(len, batch))) != 1:
+        return None
+    out = []
+    for column in zip(*batch):
+        arr = _stack_uniform(column)
+        if arr is None:
+            return None
+        out.append(arr)
+    return out
+
+
 def default_collate_fn(batch):
     """Stack each field of a list of samples into one ndarray.
 
@@ -102,6 +142,9 @@ def default_collate_fn(batch):
     """
     if not batch:
         raise ValueError("default_collate_fn got an empty batch")
+    fast = _collate_uniform_arrays(batch)
+    if fast is not None:
+        return fast
     per_sample = [_sample_fields(s) for s in batch]
     counts = {len(f) for f in per_sample}
     if len(counts) > 1:
