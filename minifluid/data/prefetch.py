@@ -17,17 +17,21 @@ many batches are ready, ``clear()`` drops what is staged, ``stop()`` ends any th
   The loop follows NOTE [ minifluid feeding: queues and shutdown ] in ``loader.py``.
 """
 import threading
+from collections import deque
 
 import numpy as np
 
 from ..errors import ExceptionWrapper, ReaderKilledError
 from ..lod_tensor import LoDTensor
-from .queue import END_OF_DATA, NOTHING, BlockingQueue
+from .queue import END_OF_DATA, BlockingQueue
 
 __all__ = ["DirectStage", "ReadAheadStage", "CudaPrefetchStage", "make_stage", "PREFETCH_SLOTS"]
 
 PREFETCH_SLOTS = 2
 """Batches the CUDA prefetch thread keeps ready on the device (fluid's BufferedReader keeps 2)."""
+
+READ_AHEAD = 16
+"""Most batches the CPU read-ahead moves out of the queue at once (the queue's hand-over group)."""
 
 
 class DirectStage:
@@ -50,30 +54,33 @@ class DirectStage:
 
 
 class ReadAheadStage:
-    """CPU double buffer: one batch read ahead into a slot, in the consumer's thread."""
+    """CPU double buffer: batches read ahead into a local slot list, in the consumer's thread.
+
+    Each refill takes every batch already queued (up to ``READ_AHEAD``) under one lock, so the
+    consumer pays one queue hand-over per group rather than per batch; the next batch is always
+    ready before the current one is used (fluid's double buffer, without a copy thread on CPU)."""
 
     def __init__(self, queue, timeout=None):
         self.queue, self.timeout = queue, timeout
-        self._slot = NOTHING
+        self._ahead = deque()
 
     def get(self):
-        item = self._slot
-        if item is NOTHING:
-            item = self.queue.pop(self.timeout)
+        ahead = self._ahead
+        if ahead:
+            return ahead.popleft()
+        item = self.queue.pop(self.timeout)
         if item is not END_OF_DATA:
-            self._slot = self.queue.try_pop()
-        else:
-            self._slot = NOTHING
+            ahead.extend(self.queue.take_ready(READ_AHEAD))
         return item
 
     def occupancy(self):
-        return len(self.queue) + (self._slot is not NOTHING)
+        return len(self.queue) + len(self._ahead)
 
     def clear(self):
-        self._slot = NOTHING
+        self._ahead.clear()
 
     def stop(self):
-        self._slot = NOTHING
+        self._ahead.clear()
 
 
 def _pinned_view(cupy, slot, index, host):

@@ -177,6 +177,18 @@ class BlockingQueue:
                 self._cond.notify()
             return item
 
+    def take_ready(self, max_items):
+        """Up to ``max_items`` items queued now, in order, under one lock (never blocks, never raises);
+        lets the consumer move a whole hand-over group at once (NOTE [ Queue wake level ])."""
+        with self._cond:
+            items = self._items
+            if not items or self._speed_test:
+                return ()
+            taken = [items.popleft() for _ in range(min(max_items, len(items)))]
+            if self._put_waiters and len(items) <= self._room_level:
+                self._cond.notify()
+            return taken
+
     # --- lifecycle -------------------------------------------------------------------------
     def reopen(self):
         """Empty the queue and open it for a new producer (fluid: on start and reset).

@@ -228,3 +228,13 @@ def test_ordered_multi_device_queue_round_robin():
     assert q.pop(0) == "a"  # index restarts at device 0
     q.close()
     assert q.pop(1) is END_OF_DATA
+
+
+def test_take_ready_moves_a_group_in_order_without_blocking():
+    q = BlockingQueue(8)
+    assert q.take_ready(4) == ()
+    for i in range(6):
+        q.push(i)
+    assert q.take_ready(4) == [0, 1, 2, 3] and q.size() == 2
+    q.close()
+    assert q.take_ready(10) == [4, 5] and q.pop() is END_OF_DATA
