@@ -37,13 +37,11 @@ Topology (one epoch):
 import atexit
 import logging
 import threading
-import time
 import warnings
 import weakref
-from collections import deque
 
 from .._blas import limit_for_background_threads
-from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
+from ..errors import EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.dtypes import to_numpy_dtype
@@ -53,26 +51,21 @@ from ..layers import io as layers_io
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .dataloader import DatasetLoader
-from .diagnosis import EpochStats, publish
 from .feeder import SlotSpec, slot_specs
+from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader, _passthrough
 from .prefetch import make_stage
-from .queue import END_OF_DATA, BlockingQueue, QueueTimeout
-from .worker import ProcessBatchSource, ReaderTimeoutError
+from .queue import END_OF_DATA, BlockingQueue
+from .worker import ProcessBatchSource
 
 __all__ = ["DataLoader", "GeneratorLoader", "DataLoaderBase", "FeedReader", "PRODUCER_THREAD_NAME",
            "JOIN_TIMEOUT", "NOT_STARTED_MESSAGE"]
 
 _log = logging.getLogger("minifluid.data")
 
-PRODUCER_THREAD_NAME = "minifluid-producer"
 JOIN_TIMEOUT = 5.0
 """Seconds ``reset()``/a new epoch waits for the old producer; longer only if user code is that slow."""
 ERROR_JOIN_TIMEOUT = 0.5
 """After a reader error or timeout the producer is not waited for longer than this (it may be stuck)."""
-
-NOT_STARTED_MESSAGE = (
-    "The DataLoader feeding this program is not started: call loader.start() before exe.run(), and "
-    "loader.reset() after catching fluid.core.EOFException at the end of each epoch.")
 
 WAKE_LEVEL = 16
 """Batches moved per producer/consumer hand-over when capacity allows (NOTE [ Queue wake level ])."""
@@ -178,114 +171,6 @@ class _WorkerFeed:
 
 
 # --- consumer ---------------------------------------------------------------------------------------
-def _passthrough(err):
-    err._minifluid_passthrough = True  # the executor adds no operator note to these
-    return err
-
-
-def _field_checks(slots):
-    """Per need_check_feed slot: (index, slot, dtype, rank, [(dim, size) fixed in the declaration])."""
-    return [(i, s, s.dtype, len(s.shape), [(d, n) for d, n in enumerate(s.shape) if n >= 0])
-            for i, s in enumerate(slots) if s.need_check]
-
-
-def _check_fields(batch, checks):
-    """The read op's checks of need_check_feed slots (REFERENCE J64); cheap when they pass."""
-    for i, slot, dtype, rank, fixed in checks:
-        field = batch[i]
-        array = field._array if isinstance(field, LoDTensor) else field
-        shape = array.shape
-        ok = len(shape) == rank
-        if ok:
-            for d, n in fixed:
-                if shape[d] != n and shape[d] >= 0:
-                    ok = False
-        if not ok:
-            raise ValueError("The fed Variable %s should have dimensions = %d, shape = [%s], but received fed "
-                             "shape [%s]" % (slot.name, rank, ", ".join(map(str, slot.shape)),
-                                             ", ".join(map(str, shape))))
-        if array.dtype != dtype:
-            raise ValueError("The data type of fed Variable %s must be %s, but received %s"
-                             % (slot.name, dtype.name, array.dtype.name))
-
-
-class FeedReader:
-    """Where Programs and the iterable loader take batches from (a batch: one field per slot).
-
-    The scope holds it under the READER variables of a non-iterable loader; CompiledProgram calls
-    ``read_round`` for one batch per place and ``stage`` to hand each replica's ``read`` op its batch.
-    """
-
-    def __init__(self, slots, capacity, check_feed):
-        self._slots = slots
-        self._checks = _field_checks(slots) if check_feed else ()
-        self._staged = deque()
-        self._stage = None
-        self.started = False
-        self.external = False  # someone took the queue to push by hand (J66): no start() needed
-        self.stats = EpochStats(capacity)
-        self.last_stats = None
-
-    def set_stage(self, stage):
-        """Read from ``stage`` (see prefetch.py) from now on."""
-        self._stage = stage
-
-    def begin_epoch(self, stage):
-        """Start reading from ``stage`` with fresh counters."""
-        self._stage, self.started = stage, True
-        self._staged.clear()
-        self.last_stats, self.stats = self.stats, EpochStats(self.stats.capacity, self.stats.epoch + 1)
-
-    def end_epoch(self):
-        """Stop reading: drop staged batches and stop the stage (the stage itself may be reused)."""
-        publish(self.stats)
-        self.started = False
-        self._staged.clear()
-        if self._stage is not None:
-            self._stage.stop()
-
-    def stage(self, batch):
-        """Make ``batch`` the next one ``read_next`` returns (before anything queued)."""
-        self._staged.append(batch)
-
-    def read_next(self):
-        """One batch; EOFException at the end, ReaderKilledError (chained) if the reader failed."""
-        if self._staged:
-            return self._staged.popleft()
-        stage = self._stage
-        if not self.started and not self.external:
-            raise _passthrough(RuntimeError(NOT_STARTED_MESSAGE))
-        occupancy = stage.occupancy()
-        start = time.perf_counter()
-        try:
-            batch = stage.get()
-        except QueueTimeout:
-            raise _passthrough(ReaderTimeoutError(
-                f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {PRODUCER_THREAD_NAME} within timeout="
-                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow."))
-        if batch is END_OF_DATA:
-            raise _passthrough(EOFException())
-        self.stats.record(start, time.perf_counter(), occupancy)
-        if self._slots is not None and len(batch) != len(self._slots):
-            raise ValueError(f"{adapters.FIELD_COUNT_MESSAGE} (got {len(batch)} fields for "
-                             f"{[s.name for s in self._slots]})")
-        if self._checks:
-            _check_fields(batch, self._checks)
-        return batch
-
-    def read_round(self, num_places, drop_last=True):
-        """Up to ``num_places`` batches in order (K68); EOFException when none, or when fewer than
-        ``num_places`` are left and ``drop_last`` (K70)."""
-        batches = []
-        try:
-            for _ in range(num_places):
-                batches.append(self.read_next())
-        except EOFException:
-            if not batches or drop_last:
-                raise
-        return batches
-
-
 def _new_queue(capacity):
     return BlockingQueue(capacity, wake_level=max(1, min(WAKE_LEVEL, capacity // 4)))
 

@@ -285,7 +285,7 @@ class OrderedMultiDeviceQueue:
     """fluid's ordered multi-device queue (G44): ``n`` sub-queues of ceil(capacity / n), round-robin.
 
     minifluid's loader keeps order with one FIFO queue and rounds of ``n`` pops instead (see
-    ``loader._FeedReader.read_round``); this class exists for code written against fluid's queue.
+    ``feed_reader.FeedReader.read_round``); this class exists for code written against fluid's queue.
     """
 
     def __init__(self, capacity):
