@@ -6,6 +6,10 @@ inferred output shapes/dtypes are checked against what the kernel produced (also
 with a random upstream gradient ``dout`` for ``loss = sum(out * dout)`` and compares it with
 central differences of the forward kernel in float64.
 """
+import gc
+import threading
+import time
+
 import numpy as np
 
 from .executor import Executor, Scope
@@ -184,3 +188,14 @@ def check_op(op_type, inputs, attrs=None, outputs=None, reference=None, grad_inp
         _check_grads(spec, attrs, inputs, set(grad_inputs), grad_outputs, eps, atol, rtol,
                      np.random.default_rng(seed))
     return fetched
+
+
+def live_threads(name, timeout=3.0):
+    """Threads called ``name`` still alive after up to ``timeout`` seconds (leak checks in tests)."""
+    gc.collect()
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [t for t in threading.enumerate() if t.name == name]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.01)

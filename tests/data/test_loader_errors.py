@@ -1,12 +1,10 @@
 """Reader failures, timeouts, worker processes and clean shutdown (REFERENCE L73-L76, "goes beyond" 1-3, 5, 9)."""
-import gc
 import itertools
 import multiprocessing
 import os
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import numpy as np
@@ -16,19 +14,14 @@ import minifluid as fluid
 from minifluid.data.loader import PRODUCER_THREAD_NAME
 from minifluid.data.worker import ReaderTimeoutError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError
+from minifluid.testing import live_threads
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def live_producers(timeout=3.0):
-    gc.collect()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [t for t in threading.enumerate() if t.name == PRODUCER_THREAD_NAME]
-        if not alive:
-            return []
-        time.sleep(0.01)
-    return alive
+    """Producer threads still alive after a short grace period (they are joined by the loader)."""
+    return live_threads(PRODUCER_THREAD_NAME, timeout)
 
 
 def build(iterable, **kwargs):

@@ -1,7 +1,4 @@
 """DataLoader.from_generator, iterable mode (REFERENCE H, I, K) and the shared batch-count rules."""
-import gc
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -9,18 +6,12 @@ import pytest
 import minifluid as fluid
 from minifluid.data.loader import PRODUCER_THREAD_NAME, DataLoaderBase
 from minifluid.lod_tensor import LoDTensor
+from minifluid.testing import live_threads
 
 
 def live_producers(timeout=3.0):
     """Producer threads still alive after a short grace period (they are joined by the loader)."""
-    gc.collect()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [t for t in threading.enumerate() if t.name == PRODUCER_THREAD_NAME]
-        if not alive:
-            return []
-        time.sleep(0.01)
-    return alive
+    return live_threads(PRODUCER_THREAD_NAME, timeout)
 
 
 def build(iterable=True, capacity=8, **kwargs):

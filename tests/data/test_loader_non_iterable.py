@@ -1,5 +1,4 @@
 """DataLoader.from_generator(iterable=False): reader ops in the Program, start/reset (REFERENCE J, K)."""
-import gc
 import itertools
 import threading
 import time
@@ -11,17 +10,12 @@ import minifluid as fluid
 from minifluid.data.loader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME
 from minifluid.framework import unique_name
 from minifluid.framework.variable import VarType
+from minifluid.testing import live_threads
 
 
 def live_producers(timeout=3.0):
-    gc.collect()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [t for t in threading.enumerate() if t.name == PRODUCER_THREAD_NAME]
-        if not alive:
-            return []
-        time.sleep(0.01)
-    return alive
+    """Producer threads still alive after a short grace period (they are joined by the loader)."""
+    return live_threads(PRODUCER_THREAD_NAME, timeout)
 
 
 def build(capacity=4, before_network=True, use_double_buffer=True, lod=False, **kwargs):
