@@ -7,11 +7,13 @@ with a random upstream gradient ``dout`` for ``loss = sum(out * dout)`` and comp
 central differences of the forward kernel in float64.
 """
 import gc
+import os
 import threading
 import time
 
 import numpy as np
 
+from .data.shm import SHM_DIR
 from .executor import Executor, Scope
 from .framework import Program
 from .framework.dtypes import convert_dtype, is_float_dtype
@@ -199,3 +201,18 @@ def live_threads(name, timeout=3.0):
         if not alive or time.monotonic() >= deadline:
             return alive
         time.sleep(0.01)
+
+
+def shm_segments(pid=None):
+    """minifluid's shared-memory segments (``/dev/shm/mf_<pid>_*``) of ``pid`` (default: this process)."""
+    prefix = f"mf_{os.getpid() if pid is None else pid}_"
+    return [n for n in os.listdir(SHM_DIR) if n.startswith(prefix)]
+
+
+def process_gone(pid):
+    """True when ``pid`` has exited (a zombie nobody reaps counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True

@@ -16,8 +16,8 @@ from ..framework.program import Program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places
-from .executor import _compile_op, _fetch_value
-from .feed_fetch import FeedSpec, convert_feed_value, feed_into, fetch_names, split_feed, warn_unknown_feed
+from .executor import _compile_op, _fetch_value, resolve_feeds_and_fetches
+from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
@@ -51,15 +51,7 @@ def _is_optimize(op):
 def _build_parallel_plan(program, feed_names, fetch_list_names):
     block = program.global_block()
     plan = _ParallelPlan()
-    plan.feeds = {}
-    for name in feed_names:
-        var = block._find_var_recursive(name)
-        if var is None:
-            warn_unknown_feed(name)
-        plan.feeds[name] = FeedSpec(var) if var is not None else None
-    for name in fetch_list_names:
-        if block._find_var_recursive(name) is None:
-            raise ValueError(f"Cannot fetch variable {name!r}: it is not in the program")
+    plan.feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
     compute_ops = [op for op in block.ops if not _is_optimize(op)]
     optimize_ops = [op for op in block.ops if _is_optimize(op)]
     written = {n for op in compute_ops for n in op.output_arg_names}

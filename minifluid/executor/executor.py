@@ -21,7 +21,7 @@ from ..places import CPUPlace
 from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
-__all__ = ["Executor", "build_plan", "Plan"]
+__all__ = ["Executor", "build_plan", "Plan", "resolve_feeds_and_fetches"]
 
 
 class Plan:
@@ -126,20 +126,25 @@ def _compile_op(op, to_device=None):
     return step
 
 
-def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
-    block = program.block(block_idx)
+def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
+    """FeedSpec per fed name (None, with fluid's warning, for a name the program lacks); raises for
+    a fetch name the program lacks. Shared by Executor and CompiledProgram plans."""
     feeds = {}
     for name in feed_names:
         var = block._find_var_recursive(name)
         if var is None:
             warn_unknown_feed(name)
-            feeds[name] = None
-        else:
-            feeds[name] = FeedSpec(var)
+        feeds[name] = FeedSpec(var) if var is not None else None
     for name in fetch_list_names:
         if block._find_var_recursive(name) is None:
             raise ValueError(f"Cannot fetch variable {name!r}: it is not in the program (fetch_list names a "
                              "variable the program does not define)")
+    return feeds
+
+
+def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
+    block = program.block(block_idx)
+    feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
     steps = [_compile_op(op, to_device) for op in block.ops]
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))

@@ -24,29 +24,16 @@ import numpy as np
 import pytest
 
 import minifluid as fluid
-from minifluid.data.shm import SHM_DIR, SHM_LIMIT_ENV
+from minifluid.data.shm import SHM_LIMIT_ENV
 from minifluid.data.worker import ReaderTimeoutError, SharedMemoryFullError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError, WorkerDiedError
+from minifluid.testing import process_gone, shm_segments as our_segments
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KINDS = ["iterable", "non_iterable", "dataset"]
 
 
 # --- helpers ------------------------------------------------------------------------------------------
-def our_segments(pid=None):
-    prefix = f"mf_{os.getpid() if pid is None else pid}_"
-    return [n for n in os.listdir(SHM_DIR) if n.startswith(prefix)]
-
-
-def process_gone(pid):
-    """True when ``pid`` has exited (a zombie nobody reaps counts as exited)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
-
-
 def assert_released(pids, timeout=2.0):
     """Every worker in ``pids`` has exited, and no child process and no segment of ours is left."""
     assert pids, "the loader reported no worker pids"

@@ -21,22 +21,9 @@ from minifluid.data.worker import (ProcessBatchSource, ProcessPoolBatchSource, R
                                    SharedMemoryFullError, get_worker_info)
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError, WorkerDiedError
 from minifluid.lod_tensor import LoDTensor
+from minifluid.testing import process_gone, shm_segments as our_segments
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def our_segments(pid=None):
-    prefix = f"mf_{os.getpid() if pid is None else pid}_"
-    return [n for n in os.listdir(SHM_DIR) if n.startswith(prefix)]
-
-
-def process_gone(pid):
-    """True when ``pid`` has exited (a zombie nobody reaps counts as exited)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
 
 
 def assert_released(source):
