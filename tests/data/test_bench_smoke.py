@@ -19,7 +19,8 @@ KEYS = [
     # heavy reader
     "heavy_loops_per_sample", "heavy_sample_ms", "cpu_parallel_ceiling", "heavy_thread_sps", "heavy_multiprocess_sps",
     "heavy_multiprocess_vs_thread", "heavy_dataset_0workers_sps", "heavy_dataset_2workers_sps",
-    "heavy_dataset_2workers_vs_0workers",
+    "heavy_dataset_2workers_vs_0workers", "heavy_thread_vs_one_process", "heavy_multiprocess_vs_thread_best_of",
+    "heavy_dataset_2workers_vs_0workers_best_of", "heavy_rounds", "light_rounds",
     # large samples
     "large_multiprocess_batch_gen_MBps", "large_multiprocess_sample_gen_MBps", "large_memcpy_MBps",
     "large_memcpy_one_buffer_MBps", "large_memcpy_destination", "large_multiprocess_vs_memcpy",
@@ -42,3 +43,18 @@ def test_quick_benchmark_prints_one_json_line_with_every_key():
     if not str(result["torch"]).startswith("unavailable"):
         assert "torch_heavy_2workers_sps" in result and "torch_large_2workers_MBps" in result
     assert all(isinstance(v, bool) for v in result["targets_met"].values())
+
+
+def test_paired_ratio_is_the_median_of_same_round_ratios():
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    try:
+        import bench_loader
+    finally:
+        sys.path.remove(os.path.join(REPO, "tools"))
+    calls = []
+    rates = {"a": iter([9.0, 10.0, 12.0, 30.0]), "b": iter([99.0, 5.0, 6.0, 10.0])}
+    rounds = bench_loader.alternate({k: (lambda k=k: calls.append(k) or next(rates[k])) for k in "ab"}, 3)
+    assert calls == ["a", "b"] * 4  # a warm-up round, then the runs take turns
+    assert rounds == {"a": [10.0, 12.0, 30.0], "b": [5.0, 6.0, 10.0]}
+    assert bench_loader.paired(rounds, "a", "b") == 2.0  # median of 2, 2, 3 (best/best would say 3.0)
+    assert bench_loader.best_of(rounds) == {"a": 30.0, "b": 10.0}
