@@ -9,7 +9,8 @@ Prints ONE JSON line. Sections (all in one run):
 * ``heavy_*``: every sample costs ~1 ms of pure-Python work (a loop count calibrated at start), batch 8;
   the consumer spends the same work on each batch (a busy loop holding the GIL, standing in for a
   training step). Threaded vs ``use_multiprocess=True`` samples/s; then the same samples through
-  ``fluid.io.DataLoader(dataset, batch_size=8)`` with 0 and 2 workers and an idle consumer.
+  ``fluid.io.DataLoader(dataset, batch_size=8)`` with 0 and 2 workers and an idle consumer (0 workers
+  reads through fluid's buffer thread by default; ``*_no_thread`` is ``use_buffer_reader=False``).
   ``cpu_parallel_ceiling`` is what two processes doing the same pure-Python work reach on this machine
   right now (2.0 on two idle cores): the speedups cannot exceed it. ``heavy_thread_vs_one_process``
   compares the threaded loader's work rate with one process doing the same work back to back: above
@@ -269,11 +270,14 @@ def heavy(num_batches, repeat, loops, ceiling_units):
     dataset = HeavyDataset(n, loops)
     ds0 = fluid.io.DataLoader(dataset, batch_size=HEAVY_BATCH, num_workers=0, return_list=True)
     ds2 = fluid.io.DataLoader(dataset, batch_size=HEAVY_BATCH, num_workers=2, return_list=True)
+    plain = fluid.io.DataLoader(dataset, batch_size=HEAVY_BATCH, num_workers=0, return_list=True,
+                                use_buffer_reader=False)  # no thread at all: for comparison only
     rounds = alternate({
         "heavy_thread_sps": lambda: samples_per_s(threaded, loops, n),
         "heavy_multiprocess_sps": lambda: samples_per_s(multi, loops, n),
         "heavy_dataset_0workers_sps": lambda: samples_per_s(lambda: ds0, 0, n),
         "heavy_dataset_2workers_sps": lambda: samples_per_s(lambda: ds2, 0, n),
+        "heavy_dataset_0workers_no_thread_sps": lambda: samples_per_s(lambda: plain, 0, n),
         "one": lambda: one_process_ups(ceiling_units, loops),
         "two": lambda: two_processes_ups(ceiling_units, loops),
     }, repeat)
@@ -281,13 +285,15 @@ def heavy(num_batches, repeat, loops, ceiling_units):
     rounds["thread_ups"] = [2 * sps for sps in rounds["heavy_thread_sps"]]
     best = best_of(rounds)
     res = {k: best[k] for k in ("heavy_thread_sps", "heavy_multiprocess_sps", "heavy_dataset_0workers_sps",
-                                "heavy_dataset_2workers_sps")}
+                                "heavy_dataset_2workers_sps", "heavy_dataset_0workers_no_thread_sps")}
     res["heavy_rounds"] = repeat
     res["cpu_parallel_ceiling"] = paired(rounds, "two", "one")
     res["heavy_thread_vs_one_process"] = paired(rounds, "thread_ups", "one")
     res["heavy_multiprocess_vs_thread"] = paired(rounds, "heavy_multiprocess_sps", "heavy_thread_sps")
     res["heavy_dataset_2workers_vs_0workers"] = paired(rounds, "heavy_dataset_2workers_sps",
                                                        "heavy_dataset_0workers_sps")
+    res["heavy_dataset_2workers_vs_0workers_no_thread"] = paired(rounds, "heavy_dataset_2workers_sps",
+                                                                 "heavy_dataset_0workers_no_thread_sps")
     res["heavy_multiprocess_vs_thread_best_of"] = best["heavy_multiprocess_sps"] / best["heavy_thread_sps"]
     res["heavy_dataset_2workers_vs_0workers_best_of"] = (best["heavy_dataset_2workers_sps"]
                                                          / best["heavy_dataset_0workers_sps"])
@@ -533,7 +539,7 @@ def main():
         if isinstance(value, float):
             res[key] = round(value, 3 if key.endswith(("_vs_thread", "_vs_0workers", "_vs_memcpy", "_ceiling",
                                                        "_vs_from_generator", "_vs_bare", "_best_of",
-                                                       "_vs_one_process")) else 1)
+                                                       "_vs_one_process", "_no_thread")) else 1)
     res["non_iterable_sample_vs_bare_plus_run"] = round(
         res["non_iterable_sample_bps"] / res["bare_sample_plus_run_bps"], 3)
     res["iterable_batch_us_per_batch"] = round(1e6 / res["iterable_batch_bps"], 2)
