@@ -16,6 +16,7 @@ Prints ONE JSON line. Sections (all in one run):
   compares the threaded loader's work rate with one process doing the same work back to back: above
   1.0 the machine runs a core faster while the other idles (the threaded loader keeps each core half
   idle), so multiprocess-vs-threaded can reach at most ceiling / that figure.
+  ``*_vs_two_processes``: each loader's work rate over two bare processes doing the same work.
 * ``large_*``: float32 [3, 224, 224] samples, batch 32, through ``use_multiprocess=True`` to a consumer
   that only calls ``np.asarray``: MB/s for a batch generator (pre-made batches: the worker copies each
   into shared memory once) and a sample generator (the worker also stacks the batch), next to
@@ -283,6 +284,7 @@ def heavy(num_batches, repeat, loops, ceiling_units):
     }, repeat)
     # the threaded loader does two units per sample (reader + consumer): its units/s
     rounds["thread_ups"] = [2 * sps for sps in rounds["heavy_thread_sps"]]
+    rounds["multiprocess_ups"] = [2 * sps for sps in rounds["heavy_multiprocess_sps"]]
     best = best_of(rounds)
     res = {k: best[k] for k in ("heavy_thread_sps", "heavy_multiprocess_sps", "heavy_dataset_0workers_sps",
                                 "heavy_dataset_2workers_sps", "heavy_dataset_0workers_no_thread_sps")}
@@ -294,6 +296,9 @@ def heavy(num_batches, repeat, loops, ceiling_units):
                                                        "heavy_dataset_0workers_sps")
     res["heavy_dataset_2workers_vs_0workers_no_thread"] = paired(rounds, "heavy_dataset_2workers_sps",
                                                                  "heavy_dataset_0workers_no_thread_sps")
+    # how close each loader comes to two bare processes doing the same work (1.0: no loss at all)
+    res["heavy_multiprocess_vs_two_processes"] = paired(rounds, "multiprocess_ups", "two")
+    res["heavy_dataset_2workers_vs_two_processes"] = paired(rounds, "heavy_dataset_2workers_sps", "two")
     res["heavy_multiprocess_vs_thread_best_of"] = best["heavy_multiprocess_sps"] / best["heavy_thread_sps"]
     res["heavy_dataset_2workers_vs_0workers_best_of"] = (best["heavy_dataset_2workers_sps"]
                                                          / best["heavy_dataset_0workers_sps"])
@@ -539,7 +544,8 @@ def main():
         if isinstance(value, float):
             res[key] = round(value, 3 if key.endswith(("_vs_thread", "_vs_0workers", "_vs_memcpy", "_ceiling",
                                                        "_vs_from_generator", "_vs_bare", "_best_of",
-                                                       "_vs_one_process", "_no_thread")) else 1)
+                                                       "_vs_one_process", "_no_thread",
+                                                       "_vs_two_processes")) else 1)
     res["non_iterable_sample_vs_bare_plus_run"] = round(
         res["non_iterable_sample_bps"] / res["bare_sample_plus_run_bps"], 3)
     res["iterable_batch_us_per_batch"] = round(1e6 / res["iterable_batch_bps"], 2)
