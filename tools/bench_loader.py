@@ -65,16 +65,18 @@ def make_data(num_batches, distinct=100):
     return (samples * reps)[:num_batches * BATCH], (batches * reps)[:num_batches]
 
 
+def rate(fn, num_batches):
+    """Batches per second of one run of ``fn`` (which returns the batch count)."""
+    start = time.perf_counter()
+    n = fn()
+    elapsed = time.perf_counter() - start
+    assert n == num_batches, (n, num_batches)
+    return n / elapsed
+
+
 def best_rate(fn, num_batches, repeat):
-    """Batches per second of the fastest of ``repeat`` runs (``fn`` returns the batch count)."""
-    best = 0.0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        n = fn()
-        elapsed = time.perf_counter() - start
-        assert n == num_batches, (n, num_batches)
-        best = max(best, n / elapsed)
-    return best
+    """Batches per second of the fastest of ``repeat`` runs."""
+    return max(rate(fn, num_batches) for _ in range(repeat))
 
 
 def build(iterable, capacity, use_multiprocess):
@@ -490,12 +492,6 @@ def main():
         return n
     res["bare_sample_plus_run_bps"] = best_rate(bare_run_sample, nb, rep)
 
-    def rate(fn):
-        start = time.perf_counter()
-        n = fn()
-        assert n == nb, (n, nb)
-        return n / (time.perf_counter() - start)
-
     places = fluid.cpu_places(1)
     for kind, setter, gen in (("sample", "set_sample_generator", sample_gen), ("batch", "set_batch_generator", batch_gen)):
         _, loader, _ = build(True, args.capacity, args.multiprocess)
@@ -505,10 +501,10 @@ def main():
         getattr(loader_ni, setter)(gen, **kwargs)
         if kind == "sample":  # the ratio targets: the bare loop and both modes, round after round
             rounds = alternate({
-                "bare_sample_bps": lambda: rate(lambda: sum(1 for _ in bare_sample_reader())),
-                "iterable_sample_bps": lambda loader=loader: rate(lambda: run_iterable(loader)),
+                "bare_sample_bps": lambda: rate(lambda: sum(1 for _ in bare_sample_reader()), nb),
+                "iterable_sample_bps": lambda loader=loader: rate(lambda: run_iterable(loader), nb),
                 "non_iterable_sample_bps": lambda m=main_ni, ld=loader_ni, ls=loss_ni:
-                    rate(lambda: run_non_iterable(exe, m, ld, ls)),
+                    rate(lambda: run_non_iterable(exe, m, ld, ls), nb),
             }, rep)
             res.update(best_of(rounds))
             res["light_rounds"] = rep
