@@ -14,7 +14,7 @@ from itertools import islice
 import numpy as np
 
 from ..lod_tensor import LoDTensor
-from .feeder import convert_sample_list, make_converters
+from .feeder import convert_or_defer, convert_sample_list, make_converters
 
 __all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator",
            "FIELD_COUNT_MESSAGE", "RAGGED_BATCH_MESSAGE"]
@@ -61,19 +61,34 @@ def from_sample_generator(reader, batch_size, drop_last, specs):
 def from_sample_list_generator(reader, specs):
     """Lists of samples -> batches, cast and reshaped per slot like ``DataFeeder.feed`` (REFERENCE H50).
     ``specs`` None (dygraph, no feed list): one field per sample position, stacked as given (no cast)."""
-    converters = None if specs is None else make_converters(specs)
+    return _SampleListBatches(reader, None if specs is None else make_converters(specs))
 
-    def batch_reader():
-        sample_lists = iter(reader())
+
+class _SampleListBatches:
+    """The batch reader of ``from_sample_list_generator``. A worker process iterates ``deferred()``
+    instead of calling it: big fields then come as ``DeferredField``s that its shared-memory writer
+    stacks straight into the slot (one copy of the bytes instead of two)."""
+
+    def __init__(self, reader, converters):
+        self._reader, self._converters = reader, converters
+
+    def __call__(self):
+        return self._batches(convert_sample_list)
+
+    def deferred(self):
+        return self._batches(convert_or_defer)
+
+    def _batches(self, convert):
+        converters = self._converters
+        sample_lists = iter(self._reader())
         try:
             for samples in sample_lists:
                 if converters is None:
                     yield [_batch_field(column) for column in zip(*samples)]
                 else:
-                    yield convert_sample_list(samples, converters, _field_count_error)
+                    yield convert(samples, converters, _field_count_error)
         finally:
             _close(sample_lists)
-    return batch_reader
 
 
 def _batch_field(item):

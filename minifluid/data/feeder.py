@@ -8,6 +8,7 @@ ndarray, or a LoDTensor for LoD slots). ``DataFeeder.feed`` and the loader's
 their results are equal element for element.
 """
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -65,12 +66,45 @@ def _reshaped(arr, target):
     return arr
 
 
-def _dense_converter(spec):
-    dtype, target = spec.dtype, _reshape_target(spec.shape)
+DEFER_MIN_BYTES = 1 << 14
+"""Sample fields at least this big may be stacked straight into the batch's destination (see
+``convert_or_defer``); below it one ``np.array`` call plus a copy is cheaper than a loop over rows."""
 
-    def convert(column):
-        return _reshaped(np.array(column, dtype=dtype), target)
-    return convert
+
+class DeferredField(NamedTuple):
+    """A batch field not built yet: ``fill(out)`` stacks the samples into ``out`` (an uninitialised
+    array of ``shape`` and ``dtype``, e.g. in shared memory) and returns the field (``out`` reshaped
+    to the declared shape, a view). Saves the intermediate batch array and its copy."""
+    shape: tuple
+    dtype: np.dtype
+    fill: Callable
+
+
+class _DenseConverter:
+    """Column of samples -> ndarray of the slot's dtype, reshaped like fluid's DataFeeder."""
+
+    def __init__(self, spec):
+        self.dtype, self.target = spec.dtype, _reshape_target(spec.shape)
+
+    def __call__(self, column):
+        return _reshaped(np.array(column, dtype=self.dtype), self.target)
+
+    def deferred(self, column):
+        """A DeferredField when every item is an ndarray of one shape and at least DEFER_MIN_BYTES
+        (then stacking row by row gives what ``np.array(column, dtype)`` gives); else None."""
+        first = column[0] if column else None
+        if type(first) is not np.ndarray or first.nbytes < DEFER_MIN_BYTES or first.dtype.hasobject:
+            return None
+        shape = first.shape
+        for item in column:
+            if type(item) is not np.ndarray or item.shape != shape:
+                return None
+
+        def fill(out):
+            for i, item in enumerate(column):
+                out[i] = item
+            return _reshaped(out, self.target)
+        return DeferredField((len(column), *shape), self.dtype, fill)
 
 
 def _lod_converter(spec):
@@ -92,7 +126,7 @@ def _lod_converter(spec):
     return convert
 
 
-CONVERTERS = {"dense": _dense_converter, "lod": _lod_converter}
+CONVERTERS = {"dense": _DenseConverter, "lod": _lod_converter}
 """Converter factories by slot kind: ``factory(spec) -> convert(column) -> batch field``."""
 
 
@@ -104,18 +138,30 @@ def make_converters(specs):
     return [CONVERTERS[_kind(spec)](spec) for spec in specs]
 
 
-def convert_sample_list(samples, converters, count_error):
-    """One batch (a list of fields) from a list of samples; ``count_error(got, expected)`` builds
-    the exception for a sample with the wrong number of fields."""
-    n = len(converters)
+def _columns(samples, n, count_error):
     if not isinstance(samples, (list, tuple)):
         samples = list(samples)
     lengths = set(map(len, samples))
     if lengths and lengths != {n}:
         raise count_error(next(len(s) for s in samples if len(s) != n), n)
-    if not samples:
-        return [conv(()) for conv in converters]
-    return [conv(column) for conv, column in zip(converters, zip(*samples))]
+    return zip(*samples) if samples else [()] * n
+
+
+def convert_sample_list(samples, converters, count_error):
+    """One batch (a list of fields) from a list of samples; ``count_error(got, expected)`` builds
+    the exception for a sample with the wrong number of fields."""
+    return [conv(column) for conv, column in zip(converters, _columns(samples, len(converters), count_error))]
+
+
+def convert_or_defer(samples, converters, count_error):
+    """``convert_sample_list``, except that big dense fields come back as ``DeferredField``s, for a
+    writer that can stack them straight into their destination (a worker's shared-memory slot)."""
+    fields = []
+    for conv, column in zip(converters, _columns(samples, len(converters), count_error)):
+        deferred = getattr(conv, "deferred", None)
+        field = deferred(column) if deferred is not None else None
+        fields.append(conv(column) if field is None else field)
+    return fields
 
 
 def _feeder_count_error(got, expected):

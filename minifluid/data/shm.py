@@ -3,8 +3,8 @@
 NOTE [ Shared-memory slots: ownership and lifetime ]
 * A *slot* is one POSIX shared-memory segment ``/dev/shm/mf_<parentpid>_<uid>_<worker>_<n>``. A worker
   owns a small ring of them (``SlotWriter``); each batch is written into one slot with one
-  ``np.copyto`` per field, and only ``BatchMeta`` (slot id, segment name, offsets, shapes, dtypes,
-  LoD) crosses the pipe.
+  ``np.copyto`` per field (or, for a ``DeferredField``, stacked from its samples right there), and
+  only ``BatchMeta`` (slot id, segment name, offsets, shapes, dtypes, LoD) crosses the pipe.
 * The consumer (``SlotReader``) maps a segment the first time it sees its name, keeps the mapping for
   reuse, and **unlinks the name at once**: from then on the kernel frees the memory when the last
   mapping goes, whatever happens to either process. So exactly one party unlinks a delivered
@@ -24,6 +24,7 @@ NOTE [ Shared-memory slots: ownership and lifetime ]
   naming the bytes needed, the bytes free and the fix, instead of a SIGBUS on first write.
 """
 import errno
+import math
 import mmap
 import os
 import re
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 import _posixshmem
 import numpy as np
 
+from minifluid.data.feeder import DeferredField
 from minifluid.lod_tensor import LoDTensor
 
 __all__ = ["SHM_DIR", "SHM_LIMIT_ENV", "BatchMeta", "ShmAllocationError", "SlotReader", "SlotWriter",
@@ -149,6 +151,16 @@ def _field_array(field, index):
     return arr, lod
 
 
+def _copied_field(field, index):
+    """(DeferredField that copies ``field`` into its slot, lod or None)."""
+    arr, lod = _field_array(field, index)
+
+    def copy(out):
+        np.copyto(out, arr, casting="no")
+        return out
+    return DeferredField(arr.shape, arr.dtype, copy), lod
+
+
 class _Slot:
     __slots__ = ("name", "mm", "size", "delivered")
 
@@ -175,22 +187,24 @@ class SlotWriter:
         self._free.update(slot_ids)
 
     def pack(self, batch):
-        """Write ``batch`` (a list or tuple of ndarrays / LoDTensors) into a slot; one copy per field."""
+        """Write ``batch`` (a list or tuple of ndarrays / LoDTensors / ``DeferredField``s) into a slot:
+        one copy per field, and a DeferredField is built in the slot itself."""
         if not isinstance(batch, (list, tuple)):
             raise TypeError(f"a batch must be a list or tuple of fields (ndarray or LoDTensor), "
                             f"got {type(batch).__name__}")
-        arrays = [_field_array(field, i) for i, field in enumerate(batch)]
+        parts = [(field, None) if type(field) is DeferredField else _copied_field(field, i)
+                 for i, field in enumerate(batch)]
         offsets, total = [], 0
-        for arr, _ in arrays:
+        for part, _ in parts:
             total = _round_up(total, _ALIGN)
             offsets.append(total)
-            total += arr.nbytes
+            total += math.prod(part.shape) * part.dtype.itemsize
         slot_id = self._acquire(total)
         slot = self._slots[slot_id]
         fields = []
-        for (arr, lod), offset in zip(arrays, offsets):
-            np.copyto(np.ndarray(arr.shape, arr.dtype, buffer=slot.mm, offset=offset), arr, casting="no")
-            fields.append((offset, arr.shape, arr.dtype.str, lod))
+        for (part, lod), offset in zip(parts, offsets):
+            out = part.fill(np.ndarray(part.shape, part.dtype, buffer=slot.mm, offset=offset))
+            fields.append((offset, out.shape, out.dtype.str, lod))
         slot.delivered = True  # the caller sends the meta next; the parent then owns the name
         return BatchMeta(slot_id, slot.name, slot.size, tuple(fields))
 

@@ -142,9 +142,10 @@ def _worker_loop(batch_reader, conn, prefix, capacity, parent_pid, name, inherit
     """Run ``batch_reader()`` and send each batch through a shared-memory slot (single worker)."""
     _enter_worker(WorkerInfo(0, 1, None), inherited)
     writer, credits, parent_gone = SlotWriter(prefix), capacity, False
+    deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
     try:
         try:
-            for batch in batch_reader():
+            for batch in (batch_reader() if deferred is None else deferred()):
                 msg = _recv(conn, parent_pid, block=credits == 0)
                 while msg is not None:
                     credits += 1

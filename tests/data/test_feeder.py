@@ -128,3 +128,45 @@ def test_default_num_places_warns_without_cpu_num(prog, monkeypatch, capsys):
     monkeypatch.delenv("CPU_NUM", raising=False)
     assert fluid.DataFeeder([x], fluid.CPUPlace())._num_places(None) == 1
     assert "CPU_NUM" in capsys.readouterr().err
+
+
+# --- deferred fields: big samples stacked straight into their destination (shared memory) --------------
+def _deferred_vs_converted(specs, samples):
+    from minifluid.data.feeder import DeferredField, convert_or_defer, convert_sample_list, make_converters
+    converters = make_converters(specs)
+    expected = convert_sample_list(samples, converters, AssertionError)
+    fields = convert_or_defer(samples, converters, AssertionError)
+    built = []
+    for field in fields:
+        if type(field) is DeferredField:
+            out = np.full(field.shape, 7, field.dtype)  # garbage in the destination must not show
+            field = field.fill(out)
+            assert np.shares_memory(field, out)  # built in place, no copy
+        built.append(field)
+    for got, want in zip(built, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    return [type(f) is DeferredField for f in fields]
+
+
+def test_big_dense_fields_are_deferred_and_fill_gives_what_the_feeder_gives():
+    from minifluid.data.feeder import SlotSpec
+    rng = np.random.RandomState(0)
+    samples = [(rng.rand(3, 32, 64), np.array([i], "int32")) for i in range(5)]  # float64 -> float32, 48 KB
+    specs = [SlotSpec("image", (-1, 3 * 32 * 64), np.dtype("float32")), SlotSpec("label", (-1, 1), np.dtype("int64"))]
+    assert _deferred_vs_converted(specs, samples) == [True, False]  # reshaped to [-1, 6144]; the label is small
+    specs[0] = SlotSpec("image", (-1, 3, 32, 64), np.dtype("float32"))
+    assert _deferred_vs_converted(specs, samples) == [True, False]
+
+
+def test_fields_that_are_not_ndarrays_of_one_shape_are_converted_as_before():
+    from minifluid.data.feeder import DeferredField, SlotSpec, convert_or_defer, make_converters
+    spec = [SlotSpec("x", (-1, 8192), np.dtype("float32"))]
+    lists = [(list(np.ones(8192)),), (list(np.zeros(8192)),)]
+    assert _deferred_vs_converted(spec, lists) == [False]
+    mixed = [(np.ones((2, 4096), "float32"),), (np.ones((4096, 2), "float32"),)]  # same size, not the same shape
+    with pytest.raises(ValueError):
+        convert_or_defer(mixed, make_converters(spec), AssertionError)
+    lod = [SlotSpec("s", (-1, 1), np.dtype("int64"), lod_level=1)]
+    fields = convert_or_defer([(np.arange(5000).reshape(5000, 1),)], make_converters(lod), AssertionError)
+    assert type(fields[0]) is not DeferredField and fields[0].recursive_sequence_lengths() == [[5000]]

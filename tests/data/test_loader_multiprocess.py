@@ -153,6 +153,55 @@ def consume(harness, on_step=None):
     return got, None, time.monotonic()
 
 
+# --- big samples: stacked by the worker straight into shared memory ------------------------------------
+def big_sample_loader(use_multiprocess, image_shape, iterable=True):
+    """Samples of float64 [3, 32, 64] (48 KB, deferred into the slot) read into a float32 slot."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        image = fluid.data(name="image", shape=[None, *image_shape], dtype="float32")
+        label = fluid.data(name="label", shape=[None, 1], dtype="int64")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=3, iterable=iterable,
+                                                    use_multiprocess=use_multiprocess)
+
+    def samples():
+        rng = np.random.RandomState(0)
+        for i in range(22):
+            yield rng.rand(3, 32, 64), np.array([i])
+    loader.set_sample_generator(samples, batch_size=4, drop_last=False,
+                                places=fluid.CPUPlace() if iterable else None)
+    return main, loader
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("image_shape", [(3, 32, 64), (3 * 32 * 64,)], ids=["as_is", "reshaped"])
+def test_big_samples_through_workers_equal_the_threaded_loader(image_shape):
+    def epoch(use_multiprocess):
+        _, loader = big_sample_loader(use_multiprocess, image_shape)
+        steps = [(np.array(s[0]["image"]), np.array(s[0]["label"])) for s in loader()]
+        return steps, loader._worker_pids()
+    got, pids = epoch(True)
+    want, _ = epoch(False)
+    assert [len(label) for _, label in got] == [4, 4, 4, 4, 4, 2]
+    for (image, label), (image_ref, label_ref) in zip(got, want, strict=True):
+        assert image.dtype == np.float32 and image.shape == image_ref.shape == (len(label), *image_shape)
+        np.testing.assert_array_equal(image, image_ref)
+        np.testing.assert_array_equal(label, label_ref)
+    assert_released(pids)
+
+
+@pytest.mark.timeout(30)
+def test_big_samples_that_do_not_fit_the_declared_shape_fail_in_the_worker_with_fluids_message():
+    main, loader = big_sample_loader(True, (1000,), iterable=False)
+    exe = fluid.Executor(fluid.CPUPlace())
+    loader.start()
+    pids = loader._worker_pids()
+    with pytest.raises(ReaderKilledError, match=r"Reshape error\. What is defined in data layer is") as info:
+        exe.run(main, fetch_list=["label"])
+    assert type(info.value.__cause__) is ValueError
+    loader.reset()
+    assert_released(pids)
+
+
 # --- failures -----------------------------------------------------------------------------------------
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("kind", KINDS)

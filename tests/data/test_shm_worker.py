@@ -107,6 +107,33 @@ def test_fields_are_views_onto_shared_memory_not_copies():
         assert batch[0].base is batch[1].base  # one holder per slot
 
 
+def test_a_deferred_field_is_built_inside_the_slot_next_to_copied_fields():
+    from minifluid.data.feeder import DeferredField
+    from minifluid.data.shm import SlotReader, unlink_segments
+    prefix = new_segment_prefix() + "0_"
+    writer, reader = SlotWriter(prefix), SlotReader()
+    try:
+        rows = [np.full((3, 5), r, "float64") for r in range(4)]
+        written = []
+
+        def fill(out):
+            written.append(out)
+            for i, row in enumerate(rows):
+                out[i] = row
+            return out.reshape(4, 15)
+        meta = writer.pack([np.arange(3, dtype="int16"), DeferredField((4, 3, 5), np.dtype("float32"), fill)])
+        assert written[0].base is writer._slots[meta.slot_id].mm  # filled in the slot, no staging array
+        small, big = reader.unpack(meta)
+        np.testing.assert_array_equal(small, np.arange(3, dtype="int16"))
+        assert big.dtype == np.float32 and big.shape == (4, 15)
+        np.testing.assert_array_equal(big, np.repeat(np.arange(4, dtype="float32"), 15).reshape(4, 15))
+    finally:
+        writer.close(unlink_all=True)
+        reader.close()
+        unlink_segments(prefix)
+    assert our_segments() == []
+
+
 @pytest.mark.timeout(20)
 def test_slot_is_reused_after_the_consumer_drops_each_batch():
     with ProcessBatchSource(counting_reader(100, shape=(64, 64)), capacity=4) as source:
