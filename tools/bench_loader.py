@@ -21,7 +21,7 @@ Prints ONE JSON line. Sections (all in one run):
   that only calls ``np.asarray``: MB/s for a batch generator (pre-made batches: the worker copies each
   into shared memory once) and a sample generator (the worker also stacks the batch), next to
   ``np.copyto`` of the same bytes in one process (the memcpy limit; ``large_memcpy_destination`` says
-  which destination buffers).
+  which destination buffers); and ``fluid.io.DataLoader(dataset, batch_size=32, num_workers=2)``.
 * ``first_batch_ms``: from ``iter(loader)`` to the first batch (worker start-up included), median.
 * ``torch_*``: PyTorch's DataLoader on the same data when ``import torch`` works, else "unavailable".
 
@@ -354,7 +354,7 @@ def mb_per_s(loader, num_batches, batch_bytes):
     start = time.perf_counter()
     n = 0
     for data in loader():
-        image = np.asarray(data[0]["x"])  # no copy
+        image = np.asarray(data[0]["x"] if isinstance(data[0], dict) else data[0])  # no copy
         assert image.shape[0] == LARGE_BATCH
         n += 1
     elapsed = time.perf_counter() - start
@@ -382,10 +382,15 @@ def large(num_batches, repeat):
     by_batch = large_loader("batch", num_batches, data)
     by_sample = large_loader("sample", num_batches, data)
     by_sample_thread = large_loader("sample", num_batches, data, use_multiprocess=False)
+    images, labels = data[0], data[1]
+    dataset = ListDataset([(images[i % LARGE_DISTINCT], labels[i % LARGE_DISTINCT])
+                           for i in range(num_batches * LARGE_BATCH)])
+    by_dataset = fluid.io.DataLoader(dataset, batch_size=LARGE_BATCH, num_workers=2, return_list=True)
     best = best_of(alternate({
         "large_multiprocess_batch_gen_MBps": lambda: mb_per_s(by_batch, num_batches, batch_bytes),
         "large_multiprocess_sample_gen_MBps": lambda: mb_per_s(by_sample, num_batches, batch_bytes),
         "large_thread_sample_gen_MBps": lambda: mb_per_s(by_sample_thread, num_batches, batch_bytes),
+        "large_dataset_2workers_MBps": lambda: mb_per_s(lambda: by_dataset, num_batches, batch_bytes),
         "large_memcpy_MBps": lambda: memcpy_mb_per_s(batches, num_batches, MEMCPY_BUFFERS),
         "large_memcpy_one_buffer_MBps": lambda: memcpy_mb_per_s(batches, num_batches, 1),
     }, repeat))
@@ -396,6 +401,7 @@ def large(num_batches, repeat):
     best["large_multiprocess_vs_memcpy"] = best["large_multiprocess_batch_gen_MBps"] / best["large_memcpy_MBps"]
     best["large_multiprocess_sample_gen_vs_memcpy"] = (best["large_multiprocess_sample_gen_MBps"]
                                                        / best["large_memcpy_MBps"])
+    best["large_dataset_2workers_vs_memcpy"] = best["large_dataset_2workers_MBps"] / best["large_memcpy_MBps"]
     return best
 
 

@@ -9,6 +9,8 @@ from operator import attrgetter
 
 import numpy as np
 
+from .feeder import defer_stack
+
 __all__ = ["COLLATE_FN_MAP", "default_collate_fn", "default_convert_fn", "describe_samples"]
 
 
@@ -90,13 +92,17 @@ _FAST_KINDS = frozenset("biufc")
 _dtype_of = attrgetter("dtype")
 
 
-def _stack_uniform(column):
-    """``column`` stacked when its items are plain ndarrays of one native numeric dtype and shape, else None."""
+def _stack_uniform(column, defer=False):
+    """``column`` stacked when its items are plain ndarrays of one native numeric dtype and shape, else None.
+    ``defer``: big items come back as a DeferredField (stacked later, straight into shared memory)."""
     first = column[0]
     if type(first) is not np.ndarray or first.dtype.kind not in _FAST_KINDS or not first.dtype.isnative:
         return None
     if len(set(map(type, column))) != 1 or len(set(map(_dtype_of, column))) != 1:
         return None
+    deferred = defer_stack(column, first.dtype) if defer else None
+    if deferred is not None:
+        return deferred
     try:
         arr = np.array(column, dtype=first.dtype)  # = np.stack for equal shapes, without its Python loop
     except ValueError:  # ragged: the general path raises the descriptive error
@@ -104,13 +110,13 @@ def _stack_uniform(column):
     return arr if arr.shape == (len(column),) + first.shape else None
 
 
-def _collate_uniform_arrays(batch):
+def _collate_uniform_arrays(batch, defer=False):
     """Fast path for the common case: every sample a tuple/list of plain ndarrays (or a plain ndarray),
     each field of one numeric dtype and shape: one ``np.array`` per field, no per-sample dispatch.
     None otherwise (the general path then decides, and raises its errors); results are equal."""
     first = type(batch[0])
     if first is np.ndarray:
-        arr = _stack_uniform(batch)
+        arr = _stack_uniform(batch, defer)
         return None if arr is None else [arr]
     if first is not tuple and first is not list:
         return None
@@ -118,7 +124,7 @@ def _collate_uniform_arrays(batch):
         return None
     out = []
     for column in zip(*batch):
-        arr = _stack_uniform(column)
+        arr = _stack_uniform(column, defer)
         if arr is None:
             return None
         out.append(arr)
@@ -152,6 +158,16 @@ def default_collate_fn(batch):
     single = len(per_sample[0]) == 1 and per_sample[0][0] is batch[0]
     return [_collate_field(list(column), "the sample" if single else f"field {i}")
             for i, column in enumerate(zip(*per_sample))]
+
+
+def default_collate_deferred(batch):
+    """``default_collate_fn`` for a worker process: big uniform fields come back as DeferredFields that
+    its shared-memory writer stacks straight into the slot (data/shm.py)."""
+    if batch:
+        fast = _collate_uniform_arrays(batch, defer=True)
+        if fast is not None:
+            return fast
+    return default_collate_fn(batch)
 
 
 def default_convert_fn(sample):

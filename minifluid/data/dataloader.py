@@ -30,8 +30,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from minifluid._blas import limit_for_background_threads
-from minifluid.data.collate import default_collate_fn, default_convert_fn, describe_samples
+from minifluid.data.collate import (default_collate_deferred, default_collate_fn, default_convert_fn,
+                                   describe_samples)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
+from minifluid.data.feeder import DeferredField
 from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
 from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper
@@ -49,12 +51,12 @@ THREAD_NAME = "minifluid-dataset-loader"
 
 # --- fetching: indices -> batch (runs in the consumer, the loader thread or a worker process) ---------
 def _as_fields(batch):
-    """What a collate_fn returned -> list of fields (ndarray or LoDTensor)."""
+    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField)."""
     if isinstance(batch, Mapping):
         batch = list(batch.values())
     elif not isinstance(batch, (list, tuple)):
         batch = [batch]
-    return [f if isinstance(f, (np.ndarray, LoDTensor)) else np.asarray(f) for f in batch]
+    return [f if isinstance(f, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(f) for f in batch]
 
 
 def _collate(collate_fn, samples, indices, what, batched):
@@ -81,7 +83,7 @@ class _MapFetcher:
         self.dataset, self.auto_collate = dataset, auto_collate
         self.collate_fn = collate_fn or (default_collate_fn if auto_collate else default_convert_fn)
 
-    def __call__(self, indices):
+    def __call__(self, indices, collate_fn=None):
         samples = []
         for i in indices:
             try:
@@ -89,7 +91,12 @@ class _MapFetcher:
             except Exception as exc:
                 exc.add_note(f"(raised by {type(self.dataset).__name__}.__getitem__({i!r}))")
                 raise
-        return _collate(self.collate_fn, samples, list(indices), "dataset index", self.auto_collate)
+        return _collate(collate_fn or self.collate_fn, samples, list(indices), "dataset index", self.auto_collate)
+
+    def deferred(self, indices):
+        """``self(indices)`` in a worker process: with the default collate, big fields are stacked
+        straight into the shared-memory slot (NOTE [ Shared-memory slots ... ] in shm.py)."""
+        return self(indices, default_collate_deferred if self.collate_fn is default_collate_fn else None)
 
 
 def _iterable_batches(dataset, batch_size, drop_last, collate_fn):

@@ -90,21 +90,28 @@ class _DenseConverter:
         return _reshaped(np.array(column, dtype=self.dtype), self.target)
 
     def deferred(self, column):
-        """A DeferredField when every item is an ndarray of one shape and at least DEFER_MIN_BYTES
-        (then stacking row by row gives what ``np.array(column, dtype)`` gives); else None."""
-        first = column[0] if column else None
-        if type(first) is not np.ndarray or first.nbytes < DEFER_MIN_BYTES or first.dtype.hasobject:
-            return None
-        shape = first.shape
-        for item in column:
-            if type(item) is not np.ndarray or item.shape != shape:
-                return None
+        """``__call__`` as a DeferredField, when ``defer_stack`` takes the column; else None."""
+        target = self.target
+        return defer_stack(column, self.dtype, lambda out: _reshaped(out, target))
 
-        def fill(out):
-            for i, item in enumerate(column):
-                out[i] = item
-            return _reshaped(out, self.target)
-        return DeferredField((len(column), *shape), self.dtype, fill)
+
+def defer_stack(column, dtype, finish=None):
+    """A DeferredField that stacks ``column`` into its destination as ``dtype`` (then ``finish(out)``,
+    if given, makes the field), when every item is a plain ndarray of one shape and of at least
+    DEFER_MIN_BYTES: stacking row by row then gives what ``np.array(column, dtype)`` gives. Else None."""
+    first = column[0] if column else None
+    if type(first) is not np.ndarray or first.nbytes < DEFER_MIN_BYTES or first.dtype.hasobject:
+        return None
+    shape = first.shape
+    for item in column:
+        if type(item) is not np.ndarray or item.shape != shape:
+            return None
+
+    def fill(out):
+        for i, item in enumerate(column):
+            out[i] = item
+        return out if finish is None else finish(out)
+    return DeferredField((len(column), *shape), np.dtype(dtype), fill)
 
 
 def _lod_converter(spec):

@@ -169,6 +169,7 @@ def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pi
     """Build the batch for each ``_Task`` with ``fetch_batch(indices)``, in task order (pool worker)."""
     _enter_worker(info, inherited)
     writer, parent_gone = SlotWriter(prefix), False
+    fetch = getattr(fetch_batch, "deferred", fetch_batch)  # fields built in the slot (data/dataloader.py)
     try:
         try:
             if worker_init_fn is not None:
@@ -176,7 +177,7 @@ def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pi
             while True:
                 task = _recv(conn, parent_pid)
                 writer.release(task.freed)
-                _send(conn, writer.pack(fetch_batch(list(task.indices))))
+                _send(conn, writer.pack(fetch(list(task.indices))))
         except _ParentGone:
             raise
         except Exception:

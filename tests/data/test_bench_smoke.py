@@ -26,6 +26,7 @@ KEYS = [
     # large samples
     "large_multiprocess_batch_gen_MBps", "large_multiprocess_sample_gen_MBps", "large_memcpy_MBps",
     "large_memcpy_one_buffer_MBps", "large_memcpy_destination", "large_multiprocess_vs_memcpy",
+    "large_dataset_2workers_MBps", "large_dataset_2workers_vs_memcpy",
     # start-up
     "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers",
     "torch", "targets_met", "seconds",

@@ -315,3 +315,42 @@ def test_outputs_per_place_and_feed_dicts():
     assert [[b[1].tolist() for b in step] for step in steps] == [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8, 9]]]
     with pytest.raises(ValueError, match="does not match len"):
         next(iter(DatasetLoader(ds, feed_list=["x"], batch_size=4)))
+
+
+# --- big samples: workers stack them straight into shared memory ------------------------------------
+class BigDataset(Dataset):
+    """Sample i: (float32 [3, 48, 48] = 27 KB from a seeded rng, int64 [1] = i)."""
+
+    def __getitem__(self, idx):
+        return np.random.RandomState(idx).rand(3, 48, 48).astype("float32"), np.array([idx])
+
+    def __len__(self):
+        return 21
+
+
+def test_default_collate_deferred_fills_what_default_collate_fn_gives():
+    from minifluid.data.collate import default_collate_deferred
+    from minifluid.data.feeder import DeferredField
+    samples = [BigDataset()[i] for i in range(5)]
+    fields = default_collate_deferred(samples)
+    assert [type(f) is DeferredField for f in fields] == [True, False]  # the small label is stacked at once
+    image = fields[0].fill(np.full(fields[0].shape, -1, fields[0].dtype))
+    want = default_collate_fn(samples)
+    assert image.dtype == want[0].dtype and image.shape == want[0].shape
+    np.testing.assert_array_equal(image, want[0])
+    np.testing.assert_array_equal(fields[1], want[1])
+    plain = default_collate_deferred([1, 2])  # anything else: the usual path
+    assert len(plain) == 1 and plain[0].dtype == np.int64 and plain[0].tolist() == [1, 2]
+
+
+@pytest.mark.timeout(30)
+def test_big_samples_through_two_workers_equal_zero_workers():
+    def epoch(workers):
+        loader = DatasetLoader(BigDataset(), batch_size=4, num_workers=workers, return_list=True, places=CPUPlace())
+        return [(np.array(image), np.array(label)) for image, label in loader]
+    got, want = epoch(2), epoch(0)
+    assert [len(label) for _, label in got] == [4, 4, 4, 4, 4, 1]
+    for (image, label), (image_ref, label_ref) in zip(got, want, strict=True):
+        assert image.dtype == np.float32 and image.shape == (len(label), 3, 48, 48)
+        np.testing.assert_array_equal(image, image_ref)
+        np.testing.assert_array_equal(label, label_ref)
