@@ -23,6 +23,8 @@ KEYS = [
     "heavy_dataset_2workers_vs_0workers_best_of", "heavy_rounds", "light_rounds",
     "heavy_dataset_0workers_no_thread_sps", "heavy_dataset_2workers_vs_0workers_no_thread",
     "heavy_multiprocess_vs_two_processes", "heavy_dataset_2workers_vs_two_processes",
+    "heavy_multiprocess_vs_thread_ceiling", "heavy_dataset_2workers_vs_0workers_ceiling",
+    "forked_child_vs_parent_speed",
     # large samples
     "large_multiprocess_batch_gen_MBps", "large_multiprocess_sample_gen_MBps", "large_memcpy_MBps",
     "large_memcpy_one_buffer_MBps", "large_memcpy_destination", "large_multiprocess_vs_memcpy",
