@@ -25,6 +25,13 @@ Two designs measured and rejected (2-vCPU VM, batches of 64 x float32[784], medi
   GIL at the producer's next release (numpy's copies release it many times per batch) or after the
   5 ms switch interval. The same starvation would hit a training step coming back from BLAS, so
   conversion in producer threads keeps numpy's GIL-releasing copies.
+What the wake level cannot remove: when both threads have Python work (the non-iterable loader with
+``exe.run`` in the consumer), they hand the GIL back and forth whatever the queue does (``perf stat``:
+~2 context switches per batch at wake level 8 and 16 alike). Each hand-over across vCPUs costs a
+wake-up, so on the VM the same process runs at either ~16k or ~24k batches/s depending on where the
+scheduler put the two threads (``taskset -c 0``: ~0.52x the bare loop, every time). Re-measured on
+another day, the GIL-holding conversion made every path faster in absolute terms (non-iterable 25k vs
+16k batches/s) but it keeps the starvation hazard above, so it stays rejected.
 """
 import os
 import threading
