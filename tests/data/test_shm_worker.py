@@ -2,6 +2,7 @@
 import errno
 import faulthandler
 import gc
+import mmap
 import multiprocessing
 import os
 import resource
@@ -143,6 +144,30 @@ def test_slot_is_reused_after_the_consumer_drops_each_batch():
             seen += 1
         assert seen == 100
         assert source.num_segments <= 4 + 3  # capacity in flight + the batch being read + ack lag
+
+
+@pytest.mark.timeout(10)
+def test_writer_reuses_the_smallest_free_slot_that_fits_most_recently_freed_first():
+    page = mmap.PAGESIZE
+    small, big = [np.ones(page // 8)], [np.ones(4 * page // 8)]  # one page, four pages of float64
+    writer = SlotWriter(new_segment_prefix() + "0_")
+
+    def pack(batch):
+        meta = writer.pack(batch)
+        shm._unlink(meta.name)  # what the parent does once it has mapped the slot
+        return meta
+    try:
+        a, b, c = pack(small), pack(small), pack(big)
+        assert len({a.slot_id, b.slot_id, c.slot_id}) == 3 and c.size == 4 * page
+        writer.release([a.slot_id, b.slot_id, c.slot_id])
+        assert [pack(small).slot_id for _ in range(3)] == [b.slot_id, a.slot_id, c.slot_id]
+        writer.release([a.slot_id])
+        grown = pack(big)  # the only free slot is too small: it is replaced by a bigger one
+        assert (grown.slot_id, grown.size) == (a.slot_id, 4 * page) and grown.name != a.name
+        assert pack(small).slot_id not in (a.slot_id, b.slot_id, c.slot_id)  # nothing free: a new slot
+    finally:
+        writer.close(unlink_all=True)
+    assert our_segments() == []
 
 
 @pytest.mark.timeout(20)
