@@ -29,6 +29,8 @@ Prints ONE JSON line. Sections (all in one run):
   ``np.copyto`` of the same bytes in one process (the memcpy limit; ``large_memcpy_destination`` says
   which destination buffers); and ``fluid.io.DataLoader(dataset, batch_size=32, num_workers=2)``.
 * ``first_batch_ms``: from ``iter(loader)`` to the first batch (worker start-up included), median.
+* ``multiprocess_transport_cpu_us_per_batch``: CPU time (parent + worker) per pre-made light batch
+  through ``use_multiprocess=True``; steadier than wall-clock rates on a shared VM.
 * ``torch_*``: PyTorch's DataLoader on the same data when ``import torch`` works, else "unavailable".
 
     python tools/bench_loader.py [--batches 2000] [--repeat 5] [--capacity 64] [--multiprocess] [--quick]
@@ -45,6 +47,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import time
@@ -149,6 +152,23 @@ class ListDataset:
 
     def __getitem__(self, i):
         return self.items[i]
+
+
+def transport_cpu_us(batches, num_batches, repeat):
+    """CPU microseconds per batch that parent and worker together spend moving pre-made batches through
+    ``use_multiprocess=True`` (fewest of ``repeat`` epochs). CPU time, not wall time: it does not
+    depend on how the two processes were scheduled, so it tracks the transport's own cost."""
+    _, loader, _ = build(True, 64, True)
+    loader.set_batch_generator(lambda: iter(batches), places=fluid.cpu_places(1))
+    costs = []
+    for _ in range(repeat):
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.process_time()
+        n = run_iterable(loader)  # the worker is joined at the end of the epoch: its time is counted
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        worker = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+        costs.append((time.process_time() - start + worker) / n * 1e6)
+    return min(costs)
 
 
 def dataset_light(samples, num_batches, repeat):
@@ -551,6 +571,7 @@ def main():
             res["non_iterable_batch_bps"] = best_rate(lambda: run_non_iterable(exe, main_ni, loader_ni, loss_ni),
                                                       nb, rep)
         res[f"non_iterable_{kind}_verdict"] = loader_ni.bottleneck()
+    res["multiprocess_transport_cpu_us_per_batch"] = transport_cpu_us(batches, nb, rep)
     res.update(dataset_light(samples, nb, rep))
     res["dataset_vs_from_generator"] = res["dataset_sample_bps"] / res["iterable_sample_bps"]
 

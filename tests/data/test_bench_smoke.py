@@ -30,7 +30,7 @@ KEYS = [
     "large_memcpy_one_buffer_MBps", "large_memcpy_destination", "large_multiprocess_vs_memcpy",
     "large_dataset_2workers_MBps", "large_dataset_2workers_vs_memcpy",
     # start-up
-    "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers",
+    "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers", "multiprocess_transport_cpu_us_per_batch",
     "torch", "targets_met", "seconds",
 ]
 
