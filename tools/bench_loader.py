@@ -17,12 +17,13 @@ Prints ONE JSON line. Sections (all in one run):
   1.0 the baseline got a head start (on the 2-vCPU VM a core that idles half the time, as each does
   under the threaded loader, runs faster; and the interpreter's speed there depends on where the running
   thread's stack lies: ``perf stat`` counted the same instructions in up to 30% more cycles on the main
-  thread than on a fresh thread, varying with the size of the environment, which moves the main stack), so multiprocess-vs-threaded can reach at most ceiling / that figure.
+  thread than on a fresh thread, varying with the size of the environment, which moves the main stack),
+  so multiprocess-vs-threaded can reach at most ceiling / that figure.
   ``*_vs_two_processes``: each loader's work rate over two bare processes doing the same work;
   ``*_ceiling``: two bare processes' rate over each target's baseline, in the same rounds, i.e. what a
   loader losing nothing would measure against that baseline right now. ``forked_child_vs_parent_speed``:
   the rate of a freshly forked child (what a worker is) over this process's, doing the same loops one
-  after the other (below 1.0: the worker, not the transport, is the slower end of the pipeline).
+  after the other (below 1.0 the worker is the slower end of a heavy pipeline, above 1.0 the consumer).
 * ``large_*``: float32 [3, 224, 224] samples, batch 32, through ``use_multiprocess=True`` to a consumer
   that only calls ``np.asarray``: MB/s for a batch generator (pre-made batches: the worker copies each
   into shared memory once) and a sample generator (the worker also stacks the batch), next to
