@@ -5,11 +5,16 @@ and the queue occupancy it saw; everything else is derived here, off the per-bat
 """
 import collections
 
-__all__ = ["EpochStats", "READER_BOUND_WAIT_FRACTION", "EPOCH_HISTORY", "publish"]
+__all__ = ["EpochStats", "LIGHT_BATCH_S", "READER_BOUND_WAIT_FRACTION", "EPOCH_HISTORY", "publish"]
 
 EPOCH_HISTORY = collections.deque(maxlen=10000)
 """(summary, verdict) of every finished epoch of every loader in this process, oldest first; read by
 tools/profile_loader.py. Appended once per epoch, never on the per-batch path."""
+
+LIGHT_BATCH_S = 100e-6
+"""Below this many seconds per batch, a reader-bound loader is told not to move its reader to a worker
+process: crossing costs about 40 us of CPU per batch (``multiprocess_transport_cpu_us_per_batch`` in
+tools/bench_loader.py), so there the hand-over itself is what to cut."""
 
 READER_BOUND_WAIT_FRACTION = 0.1
 """Above this share of steady-state time spent waiting for data (with the queue less than half full on
@@ -65,6 +70,12 @@ class EpochStats:
         waited = f"{100 * s['wait_fraction']:.0f}% of the time"
         starved = s["mean_queue_occupancy"] < 0.5 * s["queue_capacity"]  # a full queue means the reader keeps up
         if s["wait_fraction"] > READER_BOUND_WAIT_FRACTION and starved:
+            per_batch_s = (s["wait_s"] + s["compute_s"]) / (s["batches"] - 1)
+            if per_batch_s < LIGHT_BATCH_S:
+                return (f"reader-bound: the consumer waited for data {waited} ({occupancy}), but a batch takes "
+                        f"only {1e6 * per_batch_s:.0f} us, so handing batches over is what costs: use bigger "
+                        "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add about "
+                        "40 us of CPU per batch")
             return (f"reader-bound: the consumer waited for data {waited} ({occupancy}); speed up the reader "
                     "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
         return (f"compute-bound: the consumer waited for data only {waited} ({occupancy}); the reader keeps "

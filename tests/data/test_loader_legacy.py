@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minifluid as fluid
+from minifluid.data.diagnosis import EpochStats
 from minifluid.framework import unique_name
 from minifluid.framework.variable import VarType
 from minifluid.layers import io as layers_io
@@ -128,7 +129,23 @@ def test_diagnosis_counters_and_verdict():
     for _ in loader():
         pass
     assert loader.bottleneck().startswith("reader-bound: ")
+    assert "use_multiprocess=True, xmap_readers" in loader.bottleneck()  # 20 ms a batch: worth a process
     assert loader.stats()["wait_fraction"] > 0.5
+
+
+def test_reader_bound_verdict_for_light_batches_advises_against_a_worker_process():
+    stats = EpochStats(capacity=64)
+    t = 0.0
+    for _ in range(100):  # 30 us a batch: 20 waiting for the reader, 10 computing, an empty queue
+        stats.record(t, t + 20e-6, 0)
+        t += 30e-6
+    verdict = stats.verdict()
+    assert verdict.startswith("reader-bound: ") and "a batch takes only 30 us" in verdict
+    assert "set_batch_generator" in verdict and "would add about 40 us" in verdict
+    heavy = EpochStats(capacity=64)
+    for i in range(10):  # 20 ms a batch, mostly waiting: a process for the reader pays off
+        heavy.record(i * 0.02, i * 0.02 + 0.015, 0)
+    assert "(use_multiprocess=True, xmap_readers" in heavy.verdict()
 
 
 @pytest.mark.skipif(not fluid.is_compiled_with_cuda(), reason="needs CuPy and a CUDA GPU (CUDA double buffer)")
