@@ -39,7 +39,8 @@ Prints ONE JSON line. Sections (all in one run):
 ``--multiprocess`` runs the light-section loaders with ``use_multiprocess=True`` (measuring the
 transport's cost); ``--quick`` is a smoke run with tiny sizes (seconds; its numbers mean nothing).
 Every ratio target is *paired*: the runs it compares take turns, round after round (after a warm-up
-round), and the ratio is the median over rounds of the two rates from the same round. On a shared
+round), and the ratio is the median over rounds of the two rates from the same round
+(``target_round_ratios`` lists each round's ratio, so a miss can be told from noise). On a shared
 2-vCPU VM a single busy core now and then runs ~30% faster for a while; a best-of-N per side would
 pick such an outlier for the one-core baseline only. The best-of-N rates (``*_bps``/``*_sps``) are
 printed too, and ``*_best_of`` gives the ratios of those, for comparison.
@@ -273,6 +274,11 @@ def best_of(rounds):
     return {name: max(rates) for name, rates in rounds.items()}
 
 
+def round_ratios(rounds, a, b):
+    """Rate ``a`` / rate ``b`` of each round, rounded (what ``paired`` takes the median of)."""
+    return [round(x / y, 3) for x, y in zip(rounds[a], rounds[b])]
+
+
 def paired(rounds, a, b):
     """Median over rounds of rate ``a`` / rate ``b`` from the same round (see the module docstring)."""
     return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
@@ -346,6 +352,10 @@ def heavy(num_batches, repeat, loops, ceiling_units):
     res["heavy_dataset_2workers_vs_0workers_no_thread"] = paired(rounds, "heavy_dataset_2workers_sps",
                                                                  "heavy_dataset_0workers_no_thread_sps")
     # how close each loader comes to two bare processes doing the same work (1.0: no loss at all)
+    res["target_round_ratios"] = {
+        "heavy_multiprocess_vs_thread": round_ratios(rounds, "heavy_multiprocess_sps", "heavy_thread_sps"),
+        "heavy_dataset_2workers_vs_0workers": round_ratios(rounds, "heavy_dataset_2workers_sps",
+                                                           "heavy_dataset_0workers_sps")}
     res["heavy_multiprocess_vs_two_processes"] = paired(rounds, "multiprocess_ups", "two")
     res["heavy_dataset_2workers_vs_two_processes"] = paired(rounds, "heavy_dataset_2workers_sps", "two")
     # what a loss-free loader would measure against each baseline: two processes' rate over the baseline's
@@ -567,6 +577,9 @@ def main():
             res["light_rounds"] = rep
             res["iterable_sample_vs_bare"] = paired(rounds, "iterable_sample_bps", "bare_sample_bps")
             res["non_iterable_sample_vs_bare"] = paired(rounds, "non_iterable_sample_bps", "bare_sample_bps")
+            light_round_ratios = {
+                "iterable_sample_vs_bare": round_ratios(rounds, "iterable_sample_bps", "bare_sample_bps"),
+                "non_iterable_sample_vs_bare": round_ratios(rounds, "non_iterable_sample_bps", "bare_sample_bps")}
         else:
             res["iterable_batch_bps"] = best_rate(lambda: run_iterable(loader), nb, rep)
             res["non_iterable_batch_bps"] = best_rate(lambda: run_non_iterable(exe, main_ni, loader_ni, loss_ni),
@@ -583,6 +596,7 @@ def main():
     res["heavy_batches"] = heavy_batches
     res["heavy_consumer"] = "per batch, the same busy loops the reader ran for it (holds the GIL)"
     res.update(heavy(heavy_batches, heavy_repeat, loops, ceiling_units))
+    res["target_round_ratios"] = {**light_round_ratios, **res["target_round_ratios"]}
     res.update(large(large_batches, large_repeat))
     res.update(first_batch_ms(batches[:10], samples[:10 * BATCH], first_repeat))
 

@@ -31,7 +31,7 @@ KEYS = [
     "large_dataset_2workers_MBps", "large_dataset_2workers_vs_memcpy",
     # start-up
     "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers", "multiprocess_transport_cpu_us_per_batch",
-    "torch", "targets_met", "seconds",
+    "torch", "targets_met", "target_round_ratios", "seconds",
 ]
 
 
@@ -48,6 +48,11 @@ def test_quick_benchmark_prints_one_json_line_with_every_key():
     if not str(result["torch"]).startswith("unavailable"):
         assert "torch_heavy_2workers_sps" in result and "torch_large_2workers_MBps" in result
     assert all(isinstance(v, bool) for v in result["targets_met"].values())
+    assert sorted(result["target_round_ratios"]) == sorted(
+        ["iterable_sample_vs_bare", "non_iterable_sample_vs_bare", "heavy_multiprocess_vs_thread",
+         "heavy_dataset_2workers_vs_0workers"])
+    for name, ratios in result["target_round_ratios"].items():
+        assert len(ratios) == result["heavy_rounds" if name.startswith("heavy") else "light_rounds"], name
 
 
 def test_paired_ratio_is_the_median_of_same_round_ratios():
@@ -62,4 +67,5 @@ def test_paired_ratio_is_the_median_of_same_round_ratios():
     assert calls == ["a", "b"] * 4  # a warm-up round, then the runs take turns
     assert rounds == {"a": [10.0, 12.0, 30.0], "b": [5.0, 6.0, 10.0]}
     assert bench_loader.paired(rounds, "a", "b") == 2.0  # median of 2, 2, 3 (best/best would say 3.0)
+    assert bench_loader.round_ratios(rounds, "a", "b") == [2.0, 2.0, 3.0]
     assert bench_loader.best_of(rounds) == {"a": 30.0, "b": 10.0}
