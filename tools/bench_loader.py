@@ -14,11 +14,14 @@ Prints ONE JSON line. Sections (all in one run):
   ``cpu_parallel_ceiling`` is what two processes doing the same pure-Python work reach on this machine
   right now (2.0 on two idle cores): the speedups cannot exceed it. ``heavy_thread_vs_one_process``
   compares the threaded loader's work rate with one process doing the same work back to back: above
-  1.0 the baseline got a head start (on the 2-vCPU VM a core that idles half the time, as each does
-  under the threaded loader, runs faster; and the interpreter's speed there depends on where the running
-  thread's stack lies: ``perf stat`` counted the same instructions in up to 30% more cycles on the main
-  thread than on a fresh thread, varying with the size of the environment, which moves the main stack),
-  so multiprocess-vs-threaded can reach at most ceiling / that figure.
+  1.0 the baseline got a head start, so multiprocess-vs-threaded can reach at most ceiling / that figure.
+  Two causes were measured on the 2-vCPU VM: a core that idles half the time (as each does under the
+  threaded loader) runs faster, and the interpreter's speed depends on the memory layout of the thread
+  running it: the same loop ran at 0.59 ms in one process and 0.93 ms in the next (ASLR; 1 process in 8
+  was fast), and ``perf stat`` counted the same instructions in 27-30% more cycles on a main thread than
+  on a fresh thread, or in a worker than in a bare forked child. So every ratio between work done in
+  different threads or processes carries some layout luck; ``*_vs_two_processes`` compares like with
+  like (a forked child and the main thread on both sides).
   ``*_vs_two_processes``: each loader's work rate over two bare processes doing the same work;
   ``*_ceiling``: two bare processes' rate over each target's baseline, in the same rounds, i.e. what a
   loader losing nothing would measure against that baseline right now. ``forked_child_vs_parent_speed``:
