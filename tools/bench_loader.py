@@ -19,9 +19,9 @@ Prints ONE JSON line. Sections (all in one run):
   threaded loader) runs faster, and the interpreter's speed depends on the memory layout of the thread
   running it: the same loop ran at 0.59 ms in one process and 0.93 ms in the next (ASLR; 1 process in 8
   was fast), and ``perf stat`` counted the same instructions in 27-30% more cycles on a main thread than
-  on a fresh thread, or in a worker than in a bare forked child. So every ratio between work done in
-  different threads or processes carries some layout luck; ``*_vs_two_processes`` compares like with
-  like (a forked child and the main thread on both sides).
+  on a fresh thread, and in the multiprocess loader's two processes than in two bare ones (its own
+  per-batch cost is under 1% of a heavy batch). So every ratio between work done in different threads
+  or processes carries layout luck, ``*_vs_two_processes`` included.
   ``*_vs_two_processes``: each loader's work rate over two bare processes doing the same work;
   ``*_ceiling``: two bare processes' rate over each target's baseline, in the same rounds, i.e. what a
   loader losing nothing would measure against that baseline right now. ``forked_child_vs_parent_speed``:
