@@ -12,16 +12,21 @@ import json
 import runpy
 import sys
 
-from minifluid.data.diagnosis import EPOCH_HISTORY, READER_BOUND_WAIT_FRACTION
+from minifluid.data.diagnosis import EPOCH_HISTORY, verdict_of
 
 
 def overall(history):
+    """Every epoch added up, judged by the same rule as one epoch (``verdict_of``)."""
+    batches = sum(s["batches"] for s, _ in history)
     wait = sum(s["wait_s"] for s, _ in history)
     compute = sum(s["compute_s"] for s, _ in history)
-    fraction = wait / (wait + compute) if wait + compute > 0 else 0.0
-    verdict = "reader-bound" if fraction > READER_BOUND_WAIT_FRACTION else "compute-bound"
-    return {"epochs": len(history), "batches": sum(s["batches"] for s, _ in history), "wait_s": round(wait, 4),
-            "compute_s": round(compute, 4), "wait_fraction": round(fraction, 4), "verdict": verdict}
+    total = {"batches": batches, "wait_s": wait, "compute_s": compute,
+             "wait_fraction": wait / (wait + compute) if wait + compute > 0 else 0.0,
+             "mean_queue_occupancy": sum(s["mean_queue_occupancy"] * s["batches"] for s, _ in history) / batches,
+             "queue_capacity": sum(s["queue_capacity"] * s["batches"] for s, _ in history) / batches}
+    advice = verdict_of(total, steady_batches=batches - len(history))
+    return {"epochs": len(history), "batches": batches, "wait_s": round(wait, 4), "compute_s": round(compute, 4),
+            "wait_fraction": round(total["wait_fraction"], 4), "verdict": advice.split(":")[0], "advice": advice}
 
 
 def main(argv=None):
@@ -49,8 +54,7 @@ def main(argv=None):
         print(f"epoch #{i}: {summary['batches']} batches, waited {summary['wait_s']:.3f}s, "
               f"computed {summary['compute_s']:.3f}s -> {verdict}")
     result = overall(history)
-    print(f"overall: {result['verdict']} (the consumer waited for data {100 * result['wait_fraction']:.0f}% "
-          f"of the time over {result['batches']} batches)")
+    print(f"overall: {result['advice']} (over {result['batches']} batches)")
     print(json.dumps(result))
     return 0
 

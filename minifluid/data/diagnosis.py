@@ -5,7 +5,8 @@ and the queue occupancy it saw; everything else is derived here, off the per-bat
 """
 import collections
 
-__all__ = ["EpochStats", "LIGHT_BATCH_S", "READER_BOUND_WAIT_FRACTION", "EPOCH_HISTORY", "publish"]
+__all__ = ["EpochStats", "LIGHT_BATCH_S", "READER_BOUND_WAIT_FRACTION", "EPOCH_HISTORY", "publish",
+           "verdict_of"]
 
 EPOCH_HISTORY = collections.deque(maxlen=10000)
 """(summary, verdict) of every finished epoch of every loader in this process, oldest first; read by
@@ -63,23 +64,30 @@ class EpochStats:
 
     def verdict(self):
         """One line: "reader-bound: ..." or "compute-bound: ..." (or why there is no verdict yet)."""
-        s = self.summary()
-        if s["batches"] < 2:
-            return "no verdict yet: fewer than 2 batches were read in this epoch"
-        occupancy = f"mean queue occupancy {s['mean_queue_occupancy']:.1f}/{s['queue_capacity']}"
-        waited = f"{100 * s['wait_fraction']:.0f}% of the time"
-        starved = s["mean_queue_occupancy"] < 0.5 * s["queue_capacity"]  # a full queue means the reader keeps up
-        if s["wait_fraction"] > READER_BOUND_WAIT_FRACTION and starved:
-            per_batch_s = (s["wait_s"] + s["compute_s"]) / (s["batches"] - 1)
-            if per_batch_s < LIGHT_BATCH_S:
-                return (f"reader-bound: the consumer waited for data {waited} ({occupancy}), but a batch takes "
-                        f"only {1e6 * per_batch_s:.0f} us, so handing batches over is what costs: use bigger "
-                        "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add about "
-                        "40 us of CPU per batch")
-            return (f"reader-bound: the consumer waited for data {waited} ({occupancy}); speed up the reader "
-                    "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
-        return (f"compute-bound: the consumer waited for data only {waited} ({occupancy}); the reader keeps "
-                "up, so speed up the model")
+        return verdict_of(self.summary())
+
+
+def verdict_of(summary, steady_batches=None):
+    """The verdict line for a ``summary()`` dict (one epoch's, or several epochs' added up);
+    ``steady_batches``: batches after each epoch's first (default ``batches - 1``: one epoch)."""
+    s = summary
+    steady_batches = s["batches"] - 1 if steady_batches is None else steady_batches
+    if steady_batches < 1:
+        return "no verdict yet: fewer than 2 batches were read"
+    occupancy = f"mean queue occupancy {s['mean_queue_occupancy']:.1f}/{s['queue_capacity']:.0f}"
+    waited = f"{100 * s['wait_fraction']:.0f}% of the time"
+    starved = s["mean_queue_occupancy"] < 0.5 * s["queue_capacity"]  # a full queue means the reader keeps up
+    if s["wait_fraction"] > READER_BOUND_WAIT_FRACTION and starved:
+        per_batch_s = (s["wait_s"] + s["compute_s"]) / steady_batches
+        if per_batch_s < LIGHT_BATCH_S:
+            return (f"reader-bound: the consumer waited for data {waited} ({occupancy}), but a batch takes "
+                    f"only {1e6 * per_batch_s:.0f} us, so handing batches over is what costs: use bigger "
+                    "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add about "
+                    "40 us of CPU per batch")
+        return (f"reader-bound: the consumer waited for data {waited} ({occupancy}); speed up the reader "
+                "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
+    return (f"compute-bound: the consumer waited for data only {waited} ({occupancy}); the reader keeps "
+            "up, so speed up the model")
 
 
 def publish(stats):

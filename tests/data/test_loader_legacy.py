@@ -1,15 +1,19 @@
 """PyReader, layers.py_reader / create_py_reader_by_data / read_file / double_buffer (REFERENCE O84-O86),
 bottleneck diagnosis, and the CUDA double buffer (skipped without a GPU)."""
+import os
+import sys
 import time
 
 import numpy as np
 import pytest
 
 import minifluid as fluid
-from minifluid.data.diagnosis import EpochStats
+from minifluid.data.diagnosis import EpochStats, verdict_of
 from minifluid.framework import unique_name
 from minifluid.framework.variable import VarType
 from minifluid.layers import io as layers_io
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def batches(n):
@@ -146,6 +150,24 @@ def test_reader_bound_verdict_for_light_batches_advises_against_a_worker_process
     for i in range(10):  # 20 ms a batch, mostly waiting: a process for the reader pays off
         heavy.record(i * 0.02, i * 0.02 + 0.015, 0)
     assert "(use_multiprocess=True, xmap_readers" in heavy.verdict()
+
+
+def test_profile_loader_judges_all_epochs_by_the_one_epoch_rule():
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    try:
+        import profile_loader
+    finally:
+        sys.path.remove(os.path.join(REPO, "tools"))
+    full = ({"batches": 50, "wait_s": 0.5, "compute_s": 0.5, "wait_fraction": 0.5, "mean_queue_occupancy": 60.0,
+             "queue_capacity": 64, "epoch": 0, "first_batch_wait_s": 0.0}, "")
+    starved = ({**full[0], "mean_queue_occupancy": 1.0}, "")
+    # waiting half the time with a full queue is GIL hand-over, not a slow reader (as for one epoch)
+    assert profile_loader.overall([full, full])["verdict"] == "compute-bound"
+    result = profile_loader.overall([starved, starved])
+    assert result["verdict"] == "reader-bound" and result["batches"] == 100
+    assert result["advice"] == verdict_of(
+        {**starved[0], "batches": 100, "wait_s": 1.0, "compute_s": 1.0}, steady_batches=98)
+    assert "use_multiprocess=True, xmap_readers" in result["advice"]  # ~10 ms a batch: worth a process
 
 
 @pytest.mark.skipif(not fluid.is_compiled_with_cuda(), reason="needs CuPy and a CUDA GPU (CUDA double buffer)")
