@@ -14,7 +14,7 @@ tools/profile_loader.py. Appended once per epoch, never on the per-batch path.""
 
 LIGHT_BATCH_S = 100e-6
 """Below this many seconds per batch, a reader-bound loader is told not to move its reader to a worker
-process: crossing costs about 40 us of CPU per batch (``multiprocess_transport_cpu_us_per_batch`` in
+process: crossing costs 30-40 us of CPU per batch (``multiprocess_transport_cpu_us_per_batch`` in
 tools/bench_loader.py), so there the hand-over itself is what to cut."""
 
 READER_BOUND_WAIT_FRACTION = 0.1
@@ -82,8 +82,8 @@ def verdict_of(summary, steady_batches=None):
         if per_batch_s < LIGHT_BATCH_S:
             return (f"reader-bound: the consumer waited for data {waited} ({occupancy}), but a batch takes "
                     f"only {1e6 * per_batch_s:.0f} us, so handing batches over is what costs: use bigger "
-                    "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add about "
-                    "40 us of CPU per batch")
+                    "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add 30-40 "
+                    "us of CPU per batch")
         return (f"reader-bound: the consumer waited for data {waited} ({occupancy}); speed up the reader "
                 "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
     return (f"compute-bound: the consumer waited for data only {waited} ({occupancy}); the reader keeps "

@@ -130,8 +130,8 @@ def _shm_full_message(need, free, limited):
     free_text = "an unknown number of" if free is None else f"{free} ({free / 2**20:.1f} MiB)"
     source = f" (limited by {SHM_LIMIT_ENV})" if limited else ""
     return (f"minifluid needs {need} bytes ({need / 2**20:.1f} MiB) of shared memory for one batch, but "
-            f"/dev/shm has {free_text} bytes free{source}. /dev/shm must hold about capacity x batch bytes "
-            f"per worker. Fix: give the container more shared memory (docker run --shm-size=8g ...), lower "
+            f"/dev/shm has {free_text} bytes free{source}. /dev/shm must hold a bit more than capacity x batch "
+            f"bytes per worker. Fix: give the container more shared memory (docker run --shm-size=8g ...), lower "
             f"the capacity or batch size, or read in a thread instead: use_multiprocess=False "
             f"(DataLoader.from_generator) or num_workers=0 (DataLoader(dataset)).")
 

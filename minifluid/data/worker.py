@@ -3,8 +3,9 @@
 NOTE [ Worker shutdown protocol ]
 Topology: one forked worker per pipe (a duplex ``multiprocessing.Pipe``). Worker -> parent: ``BatchMeta``
 (the bytes are in a shared-memory slot, see NOTE [ Shared-memory slots: ownership and lifetime ] in
-shm.py), then ``_EndOfData`` or one ``ExceptionWrapper``. Parent -> worker: ``_Ack`` (single worker: one
-batch taken, plus the slots freed since) or ``_Task`` (pool: indices to fetch, plus freed slots).
+shm.py), then ``_EndOfData`` or one ``ExceptionWrapper``. Parent -> worker: ``_Ack`` (single worker: the
+batches taken since the last one, sent every ``max(1, capacity // 4)`` batches, plus the slots freed
+since) or ``_Task`` (pool: indices to fetch, plus freed slots).
 * Workers are forked (the reader is never pickled), ignore SIGINT (Ctrl-C is the parent's to handle)
   and catch every ``Exception``: it goes to the parent as an ``ExceptionWrapper`` and the worker returns.
   They are daemonic (terminated with the parent), so a reader cannot start processes of its own.
@@ -84,7 +85,8 @@ class _EndOfData:
 
 
 class _Ack(NamedTuple):
-    """Parent -> single worker: one batch taken; ``freed`` slots may be written again."""
+    """Parent -> single worker: ``taken`` more batches taken; ``freed`` slots may be written again."""
+    taken: int
     freed: tuple = ()
 
 
@@ -169,7 +171,7 @@ def _worker_loop(batch_reader, conn, prefix, capacity, parent_pid, name, inherit
             for batch in (batch_reader() if deferred is None else deferred()):
                 msg = _recv(conn, readable, parent_pid, block=credits == 0)
                 while msg is not None:
-                    credits += 1
+                    credits += msg.taken
                     writer.release(msg.freed)
                     msg = _recv(conn, readable, parent_pid, block=False)
                 _send(conn, writer.pack(batch))
@@ -403,15 +405,20 @@ class ProcessBatchSource(_WorkerSource):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         super().__init__(timeout)
+        self._ack_every = max(1, capacity // 4)  # one message per group of batches, not per batch
+        self._taken = 0
         self._workers.start(_worker_loop, name, batch_reader, capacity)
 
     def _next_batch(self):
         handle = self._workers.handles[0]
         batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
-        try:
-            handle.conn.send_bytes(_dumps(_Ack(handle.reader.drain_freed())))
-        except OSError:  # the worker already finished; what it sent is still in the pipe
-            pass
+        self._taken += 1
+        if self._taken >= self._ack_every:
+            try:
+                handle.conn.send_bytes(_dumps(_Ack(self._taken, handle.reader.drain_freed())))
+            except OSError:  # the worker already finished; what it sent is still in the pipe
+                pass
+            self._taken = 0
         return batch
 
 

@@ -146,6 +146,28 @@ def test_slot_is_reused_after_the_consumer_drops_each_batch():
         assert source.num_segments <= 4 + 3  # capacity in flight + the batch being read + ack lag
 
 
+@pytest.mark.timeout(20)
+def test_worker_stays_within_capacity_when_batches_are_acknowledged_in_groups():
+    produced = multiprocessing.get_context("fork").Value("i", 0)
+
+    def reader():
+        for i in range(40):
+            with produced.get_lock():
+                produced.value += 1
+            yield [np.full((8,), i, np.float32)]
+    capacity = 8  # acknowledged every 2 batches
+    with ProcessBatchSource(reader, capacity=capacity) as source:
+        for taken, batch in enumerate(source, start=1):
+            assert batch[0][0] == taken - 1
+            del batch
+            time.sleep(0.005)  # let the worker run as far ahead as it may
+            # it may build one more batch while it waits for room to send it
+            assert produced.value - taken <= capacity + 1
+        assert taken == 40
+        assert source.num_segments <= capacity + 2 + 2  # in flight + one ack group + the batch being read
+    assert_released(source)
+
+
 @pytest.mark.timeout(10)
 def test_writer_reuses_the_smallest_free_slot_that_fits_most_recently_freed_first():
     page = mmap.PAGESIZE
