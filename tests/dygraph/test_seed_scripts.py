@@ -35,6 +35,8 @@ def test_seed002_paddle2_dataset_notebook(tmp_path):
     assert out.splitlines()[:3] == ["0 [100, 64] [100]", "1 [100, 64] [100]", "2 [100, 64] [100]"]
     losses = [float(v) for v in re.findall(r"loss is: \[([\d.]+)\]", out)]
     assert len(losses) == 30, out  # 10 epochs, batches 0, 5, 10
-    first, last = sum(losses[:3]) / 3, sum(losses[-3:]) / 3
-    assert last < 0.5 * first, losses
+    # the first epoch against the last three (9 losses; unseeded, as in the notebook: 30 runs gave
+    # 0.24-0.54, and the last epoch alone once gave 0.58 in CI); a model that does not learn gives ~1
+    first, last = sum(losses[:3]) / 3, sum(losses[-9:]) / 9
+    assert last < 0.7 * first, losses
     assert (tmp_path / "mnist").is_file()  # paddle.save(model.state_dict(), 'mnist')
