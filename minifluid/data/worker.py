@@ -253,7 +253,7 @@ class _Workers:
         try:
             handle.conn.send_bytes(_dumps(msg))
         except OSError:
-            if not handle.conn.poll(0):
+            if not handle.readable(0):
                 raise self.death_error(handle) from None
             # it stopped after sending a report (or died): receive() reads what is left, in order
 
@@ -269,7 +269,7 @@ class _Workers:
                     return handle.conn.recv()
                 except (EOFError, OSError):
                     raise self.death_error(handle) from None
-            if not handle.process.is_alive() and not handle.conn.poll(0):  # dead, nothing left to read
+            if not handle.process.is_alive() and not handle.readable(0):  # dead, nothing left to read
                 raise self.death_error(handle)
             for other in self.handles:  # pool: a worker killed while another one's batch is awaited
                 if other is not handle and other.process.exitcode not in (None, 0):
