@@ -11,17 +11,20 @@ Prints ONE JSON line. Sections (all in one run):
   training step). Threaded vs ``use_multiprocess=True`` samples/s; then the same samples through
   ``fluid.io.DataLoader(dataset, batch_size=8)`` with 0 and 2 workers and an idle consumer (0 workers
   reads through fluid's buffer thread by default; ``*_no_thread`` is ``use_buffer_reader=False``).
+  The unit of work (``work``) xors a list of small ints and allocates nothing, on purpose: the obvious
+  ``x += i`` loop allocates an int per step, and its speed depends on where CPython's allocator finds
+  free blocks. Measured on the 2-vCPU VM: the same ``x += i`` loop ran at 0.52-0.74 ms per 30k steps
+  depending on the thread or process running it (main thread, fresh thread, forked child; ``perf stat``:
+  same instructions, up to 30% more cycles; ``perf annotate``: half of ``_PyObject_Malloc``'s cycles on
+  the load of the next free block), while the allocation-free unit ran at 0.31-0.35 in all three. With
+  the allocating unit every ratio between work done in different processes measured that luck (the two
+  heavy targets read 1.53-1.68 and 1.58-1.78 with the loaders at ~0.97 of their pipeline's ideal).
   ``cpu_parallel_ceiling`` is what two processes doing the same pure-Python work reach on this machine
   right now (2.0 on two idle cores): the speedups cannot exceed it. ``heavy_thread_vs_one_process``
   compares the threaded loader's work rate with one process doing the same work back to back: above
-  1.0 the baseline got a head start, so multiprocess-vs-threaded can reach at most ceiling / that figure.
-  Two causes were measured on the 2-vCPU VM: a core that idles half the time (as each does under the
-  threaded loader) runs faster, and the interpreter's speed depends on the memory layout of the thread
-  running it: the same loop ran at 0.59 ms in one process and 0.93 ms in the next (ASLR; 1 process in 8
-  was fast), and ``perf stat`` counted the same instructions in 27-30% more cycles on a main thread than
-  on a fresh thread, and in the multiprocess loader's two processes than in two bare ones (its own
-  per-batch cost is under 1% of a heavy batch). So every ratio between work done in different threads
-  or processes carries layout luck, ``*_vs_two_processes`` included.
+  1.0 the baseline got a head start (on the VM the main thread runs even this unit 10-20% slower than
+  a fresh thread or a forked child, and a core that idles half the time runs faster), so
+  multiprocess-vs-threaded can reach at most ceiling / that figure.
   ``*_vs_two_processes``: each loader's work rate over two bare processes doing the same work;
   ``*_ceiling``: two bare processes' rate over each target's baseline, in the same rounds, i.e. what a
   loader losing nothing would measure against that baseline right now. ``forked_child_vs_parent_speed``:
@@ -189,11 +192,19 @@ def dataset_light(samples, num_batches, repeat):
 HEAVY_BATCH = 8
 
 
+_UNIT = [0, []]  # (loops, the list ``work`` walks) of the last loop count; built before any worker forks
+
+
 def work(loops):
-    """Pure-Python busy work that holds the GIL (a stand-in for decoding/augmenting, or a training step)."""
+    """Pure-Python busy work that holds the GIL (a stand-in for decoding/augmenting, or a training step).
+
+    It allocates nothing (small ints are cached), so its speed does not depend on the allocator's state
+    in the thread or process running it (see the module docstring)."""
+    if _UNIT[0] != loops:
+        _UNIT[:] = [loops, [i & 127 for i in range(loops)]]
     x = 0
-    for i in range(loops):
-        x += i
+    for v in _UNIT[1]:
+        x ^= v
     return x
 
 
@@ -304,7 +315,7 @@ def two_processes_ups(units, loops):
 
 def forked_child_vs_parent(units, loops):
     """Work rate of a freshly forked child over this process's, one after the other (not at the same
-    time): a worker process is such a child. On this VM the child runs the same loops 3-15% slower."""
+    time): a worker process is such a child."""
     parent = _timed(work_units, units, loops)
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -597,6 +608,7 @@ def main():
     res["heavy_sample_ms"] = round(1000 * min(_timed(work, loops) for _ in range(5)), 3)
     res["heavy_batch"] = HEAVY_BATCH
     res["heavy_batches"] = heavy_batches
+    res["heavy_work"] = "xor over a list of small ints: pure Python, holds the GIL, allocates nothing"
     res["heavy_consumer"] = "per batch, the same busy loops the reader ran for it (holds the GIL)"
     res.update(heavy(heavy_batches, heavy_repeat, loops, ceiling_units))
     res["target_round_ratios"] = {**light_round_ratios, **res["target_round_ratios"]}

@@ -162,8 +162,7 @@ class _WorkerFeed:
     """The producer role when the consumer reads the worker's pipe: closing it stops the worker."""
 
     def __init__(self, stage):
-        limit_for_background_threads()  # the worker keeps a core busy, too
-        self.stage = stage
+        self.stage = stage  # the worker capped OpenBLAS's threads before it forked (data/worker.py)
 
     def close(self):
         self.stage.stop()

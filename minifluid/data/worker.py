@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from minifluid._blas import limit_for_background_threads
 from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
                                 reclaim_stale_segments, unlink_segments)
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError, WorkerDiedError
@@ -237,6 +238,9 @@ class _Workers:
 
     def start(self, target, name, user_fn, *extra):
         """Fork a worker running ``target(user_fn, conn, prefix, *extra, parent_pid, name, inherited)``."""
+        # Before the fork: OpenBLAS shuts its thread pool down when we fork, and capping it afterwards
+        # would start a fresh pool whose threads spin for ~0.1 s of CPU beside the busy worker.
+        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
         ctx = multiprocessing.get_context("fork")
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         prefix = f"{self.prefix}{len(self.handles)}_"
