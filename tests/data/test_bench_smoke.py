@@ -28,7 +28,8 @@ KEYS = [
     # large samples
     "large_multiprocess_batch_gen_MBps", "large_multiprocess_sample_gen_MBps", "large_memcpy_MBps",
     "large_memcpy_one_buffer_MBps", "large_memcpy_destination", "large_multiprocess_vs_memcpy",
-    "large_dataset_2workers_MBps", "large_dataset_2workers_vs_memcpy",
+    "large_dataset_2workers_MBps", "large_dataset_2workers_vs_memcpy", "large_multiprocess_vs_memcpy_best_of",
+    "large_rounds",
     # start-up
     "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers", "multiprocess_transport_cpu_us_per_batch",
     "torch", "targets_met", "target_round_ratios", "seconds",
@@ -50,9 +51,10 @@ def test_quick_benchmark_prints_one_json_line_with_every_key():
     assert all(isinstance(v, bool) for v in result["targets_met"].values())
     assert sorted(result["target_round_ratios"]) == sorted(
         ["iterable_sample_vs_bare", "non_iterable_sample_vs_bare", "heavy_multiprocess_vs_thread",
-         "heavy_dataset_2workers_vs_0workers"])
+         "heavy_dataset_2workers_vs_0workers", "large_multiprocess_vs_memcpy"])
     for name, ratios in result["target_round_ratios"].items():
-        assert len(ratios) == result["heavy_rounds" if name.startswith("heavy") else "light_rounds"], name
+        assert len(ratios) == result[name.split("_")[0] + "_rounds" if name.startswith(("heavy", "large"))
+                                     else "light_rounds"], name
 
 
 def test_paired_ratio_is_the_median_of_same_round_ratios():
