@@ -19,10 +19,12 @@ Prints ONE JSON line. Sections (all in one run):
   the load of the next free block), while the allocation-free unit ran at 0.31-0.35 in all three. With
   the allocating unit every ratio between work done in different processes measured that luck (the two
   heavy targets read 1.53-1.68 and 1.58-1.78 with the loaders at ~0.97 of their pipeline's ideal).
+  It is that tight loop's quirk, not a worker tax: a reader doing json parsing and string and dict
+  building measured the same CPU per sample in a worker as in a thread (within 1-4%).
   ``cpu_parallel_ceiling`` is what two processes doing the same pure-Python work reach on this machine
   right now (2.0 on two idle cores): the speedups cannot exceed it. ``heavy_thread_vs_one_process``
   compares the threaded loader's work rate with one process doing the same work back to back: above
-  1.0 the baseline got a head start (on the VM the main thread runs even this unit 10-20% slower than
+  1.0 the baseline got a head start (on the VM the main thread often runs even this unit 10-20% slower than
   a fresh thread or a forked child, and a core that idles half the time runs faster), so
   multiprocess-vs-threaded can reach at most ceiling / that figure.
   ``*_vs_two_processes``: each loader's work rate over two bare processes doing the same work;
