@@ -23,10 +23,18 @@ __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
 
 
 class BuildStrategy:
-    """Accepted for compatibility; minifluid has no graph passes to configure."""
+    """Accepted for compatibility; minifluid has no graph passes to configure. Gradients are always
+    averaged over the places (fluid's AllReduce with CoeffNumDevice)."""
+
+    class ReduceStrategy:
+        AllReduce, Reduce = 0, 1
+
+    class GradientScaleStrategy:
+        CoeffNumDevice, One, Customized = 0, 1, 2
 
     def __init__(self):
-        self.reduce_strategy = None
+        self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
+        self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
         self.fuse_all_reduce_ops = False
         self.enable_inplace = False
         self.memory_optimize = False
@@ -104,8 +112,13 @@ class CompiledProgram:
         if not self._data_parallel:
             return exe.run(self._program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
         num_places = len(self._resolve_places(exe))
-        per_place = self._split(feed, num_places)
-        plan = self._plan(tuple(per_place[0]) if per_place else (), fetch_names(fetch_list))
+        fetches = fetch_names(fetch_list)
+        if isinstance(feed, dict):  # one feed for all places: its lists are cast with the variables' dtypes
+            plan = self._plan(tuple(feed), fetches)
+            per_place = self._split(feed, num_places, plan.feeds)
+        else:
+            per_place = self._split(feed, num_places)
+            plan = self._plan(tuple(per_place[0]) if per_place else (), fetches)
         staged = None
         if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
             staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])
@@ -117,13 +130,16 @@ class CompiledProgram:
         return self._collect(plan, envs, return_numpy, return_merged)
 
     @staticmethod
-    def _split(feed, num_places):
-        """Per-place feed dicts, by fluid's rules (REFERENCE D21)."""
+    def _split(feed, num_places, specs=None):
+        """Per-place feed dicts, by fluid's rules (REFERENCE D21); ``specs`` (name -> FeedSpec) give the
+        dtype a list or scalar in a dict feed is converted to (D16)."""
         if feed is None or (isinstance(feed, dict) and not feed):
             return []
         if isinstance(feed, dict):
+            specs = specs or {}
             chunks = {name: [LoDTensor(array, lod) if lod else array
-                             for array, lod in split_feed(*convert_feed_value(name, value, None), num_places)]
+                             for array, lod in split_feed(*convert_feed_value(name, value, specs.get(name)),
+                                                          num_places)]
                       for name, value in feed.items()}
             count = min(len(c) for c in chunks.values())
             return [{name: c[k] for name, c in chunks.items()} for k in range(count)]

@@ -26,10 +26,8 @@ class FeedSpec:
         self.lod_level = var.lod_level
 
     def validate(self, array, num_places=1):
-        """Raise fluid's ValueError when a need_check_feed variable gets the wrong shape/dtype."""
-        if array.dtype != self.dtype:
-            raise ValueError("The data type of fed Variable %r must be %r, but received %r"
-                             % (self.name, self.dtype.name, array.dtype.name))
+        """Raise fluid's ValueError when a need_check_feed variable gets the wrong shape, then dtype
+        (fluid's order; the variable's shape prints as its tuple, the fed one as a list)."""
         shape = array.shape
         expect = self.shape
         if len(shape) != len(expect):
@@ -39,10 +37,13 @@ class FeedSpec:
             e = expect[i]
             if e >= 0 and shape[i] >= 0 and e != shape[i]:
                 self._shape_error(shape)
+        if array.dtype != self.dtype:
+            raise ValueError("The data type of fed Variable %r must be %r, but received %r"
+                             % (self.name, self.dtype.name, array.dtype.name))
 
     def _shape_error(self, shape):
         raise ValueError("The fed Variable %r should have dimensions = %d, shape = %r, but received fed "
-                         "shape %r on each device" % (self.name, len(self.shape), list(self.shape), list(shape)))
+                         "shape %r on each device" % (self.name, len(self.shape), self.shape, list(shape)))
 
 
 def normalize_feed(feed):

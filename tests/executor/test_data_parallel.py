@@ -91,3 +91,32 @@ def test_list_feed_of_per_place_dicts_matches_dict_split():
         results.append(_params(scope, main))
     for name in results[0]:
         np.testing.assert_allclose(results[0][name], results[1][name], rtol=1e-6)
+
+
+def test_a_dict_feed_casts_lists_with_the_variables_dtype_like_a_plain_program():
+    main = fluid.Program()
+    with fluid.program_guard(main):
+        x = fluid.data("x", [None, 3])
+        label = fluid.layers.data("label", [1], dtype="int64")
+        y = fluid.layers.scale(x, scale=2.0)
+        z = fluid.layers.cast(label, "float32")
+    exe = fluid.Executor()
+    cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(2))
+    out_y, out_z = exe.run(cp, feed={"x": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "label": [[1], [2]]},
+                           fetch_list=[y, z], scope=fluid.Scope())
+    assert out_y.dtype == np.float32 and out_y.tolist() == [[2, 4, 6], [8, 10, 12]]
+    assert out_z.tolist() == [[1], [2]]
+
+
+def test_build_strategy_has_fluids_enums():
+    strategy = fluid.BuildStrategy()
+    assert strategy.reduce_strategy == fluid.BuildStrategy.ReduceStrategy.AllReduce
+    strategy.reduce_strategy = fluid.BuildStrategy.ReduceStrategy.Reduce
+    strategy.gradient_scale_strategy = fluid.BuildStrategy.GradientScaleStrategy.One
+    main, startup, loss = _mlp()
+    cp = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=strategy,
+                                                        places=fluid.cpu_places(2))
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": np.ones((4, 6), "float32"), "y": np.zeros((4, 1), "int64")}
+    assert np.isfinite(exe.run(cp, feed=feed, fetch_list=[loss], scope=scope)[0]).all()

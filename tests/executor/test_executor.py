@@ -64,8 +64,10 @@ def test_feed_shape_check_message():
     with pytest.raises(ValueError) as e:
         exe.run(main, feed={"x": np.ones((32, 783), "float32"), "label": np.ones((32, 1), "int64")},
                 fetch_list=[m], scope=fluid.Scope())
-    assert str(e.value) == ("The fed Variable 'x' should have dimensions = 2, shape = [-1, 784], "
+    assert str(e.value) == ("The fed Variable 'x' should have dimensions = 2, shape = (-1, 784), "
                             "but received fed shape [32, 783] on each device")
+    with pytest.raises(ValueError, match="should have dimensions"):  # shape is checked before dtype
+        exe.run(main, feed={"x": np.ones((32, 783), "float64")}, fetch_list=[m], scope=fluid.Scope())
     with pytest.raises(ValueError, match="dimensions = 2"):
         exe.run(main, feed={"x": np.ones((784,), "float32")}, fetch_list=[m], scope=fluid.Scope())
 

@@ -186,6 +186,12 @@ def test_compose_raises_after_common_prefix():
     assert out == [(0, 0), (1, 1), (2, 2)]
 
 
+def test_compose_not_aligned_is_reachable_where_legacy_scripts_catch_it():
+    import minifluid.io
+    import minifluid.reader
+    assert minifluid.reader.ComposeNotAligned is minifluid.io.ComposeNotAligned is ComposeNotAligned
+
+
 def test_compose_without_alignment_check_truncates():
     assert list(compose(counting(5), counting(3), check_alignment=False)()) == [(0, 0), (1, 1), (2, 2)]
 
