@@ -35,6 +35,7 @@ Topology (one epoch):
   and CompiledProgram call (``read_next``, ``read_round``, ``stage``).
 """
 import atexit
+import gc
 import logging
 import threading
 import warnings
@@ -194,6 +195,27 @@ def _convert_places(places, use_double_buffer):
     return places
 
 
+def _live_owner(scope, queue_name):
+    queue = scope.find_value(queue_name)
+    owner = getattr(queue, "owner", None)
+    return owner() if owner is not None else None
+
+
+def _refuse_a_live_namesake(scope, queue_name):
+    """Two live readers under one queue name would read each other's data (the read ops find their
+    reader by name in the global scope): refuse the second, as fluid does (its queue is InitOnce).
+    A namesake whose loader is gone is replaced (a notebook cell run again)."""
+    if _live_owner(scope, queue_name) is None:
+        return
+    gc.collect()  # the earlier loader may only be waiting in a reference cycle
+    if _live_owner(scope, queue_name) is not None:
+        raise ValueError(
+            f"A reader queue named {queue_name!r} already belongs to another live py_reader/DataLoader: "
+            "two readers with one name would read each other's data. Give each its own name "
+            "(py_reader(name=...)); py_reader(name=None) takes names from fluid.unique_name, so two "
+            "built under separate unique_name.guard()s get the same ones.")
+
+
 # --- loaders ----------------------------------------------------------------------------------------
 class DataLoaderBase:
     """What every loader is: callable (``loader()`` returns itself) and iterable."""
@@ -296,8 +318,10 @@ class GeneratorLoader(DataLoaderBase):
     def _attach_scope(self, queue_name, reader_names):
         """Non-iterable: one queue and stage for the loader's life, in the global scope with its reader."""
         scope = global_scope()
+        _refuse_a_live_namesake(scope, queue_name)
         self._queue = _new_queue(self._capacity)
         self._queue.reader = self._reader
+        self._queue.owner = weakref.ref(self)
         self._stage = make_stage(self._queue, None, self._use_double_buffer, self._consumer_timeout)
         self._reader.set_stage(self._stage)
         scope.var(queue_name).set_value(self._queue)

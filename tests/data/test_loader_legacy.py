@@ -81,6 +81,26 @@ def test_layers_py_reader_and_read_file():
 
 
 @pytest.mark.timeout(30)
+def test_two_live_py_readers_with_one_name_are_refused_not_left_reading_each_others_data():
+    def net():
+        main = fluid.Program()
+        with fluid.program_guard(main, fluid.Program()), unique_name.guard():  # global names restart at 0
+            reader = layers_io.py_reader(capacity=2, shapes=[[-1, 1]], dtypes=["float32"])
+            out = fluid.layers.scale(layers_io.read_file(reader), scale=1.0)
+        return main, reader, out
+
+    train_main, train_reader, train_out = net()
+    with pytest.raises(ValueError, match="'lod_tensor_blocking_queue_0' already belongs to another live"):
+        net()
+    train_reader.decorate_batch_generator(lambda: iter([[np.full((1, 1), 1.0, "float32")]]))
+    train_reader.start()
+    assert fluid.Executor().run(train_main, fetch_list=[train_out])[0].tolist() == [[1.0]]
+    train_reader.reset()
+    del train_main, train_reader, train_out  # gone: the name may be taken again (a notebook cell run twice)
+    net()
+
+
+@pytest.mark.timeout(30)
 def test_named_py_reader_and_create_by_data_and_double_buffer():
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):
