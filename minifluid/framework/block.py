@@ -1,10 +1,26 @@
 """Block: an ordered list of ops and a table of variables, with lookup up the parent chain."""
 from ..ops.registry import get_op_spec
 from . import unique_name
+from .dtypes import convert_dtype
 from .operator import Operator
 from .variable import Parameter, Variable
 
 __all__ = ["Block"]
+
+
+_DEFAULT_DTYPE = object()  # create_var's dtype when the caller gave none (float32 for a new variable)
+
+
+def _check_same(var, shape, dtype):
+    """fluid's check when a name is created again: a shape or dtype that was given must match."""
+    if shape is not None and var.shape is not None and tuple(int(d) for d in shape) != var.shape:
+        raise ValueError(f"Variable {var.name} has been created before. the previous shape is {var.shape}; "
+                         f"the new shape is {tuple(int(d) for d in shape)}. They are not matched.")
+    if dtype is not _DEFAULT_DTYPE and dtype is not None and var.dtype is not None \
+            and convert_dtype(dtype) != var.dtype:
+        raise ValueError(f"Variable {var.name} has been created before. The previous data type is {var.dtype}; "
+                         f"the new data type is {convert_dtype(dtype)}. They are not matched.")
+    return var
 
 
 class Block:
@@ -43,11 +59,11 @@ class Block:
             raise ValueError(f"Var {name} is not found recursively")
         return v
 
-    def create_var(self, name=None, shape=None, dtype="float32", **kwargs):
+    def create_var(self, name=None, shape=None, dtype=_DEFAULT_DTYPE, **kwargs):
         name = name or unique_name.generate("_generated_var")
-        if name in self.vars:  # fluid returns the existing var for a repeated name
-            return self.vars[name]
-        v = Variable(self, name, shape, dtype, **kwargs)
+        if name in self.vars:  # fluid returns the existing var for a repeated name, if it matches
+            return _check_same(self.vars[name], shape, dtype)
+        v = Variable(self, name, shape, "float32" if dtype is _DEFAULT_DTYPE else dtype, **kwargs)
         self.vars[name] = v
         self.program._bump_version()
         return v

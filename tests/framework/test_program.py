@@ -157,3 +157,16 @@ def test_networkx_graph_tools():
     b = block
     b.append_op("scale", {"X": m}, {"Out": s})  # s -> mean -> m -> scale -> s
     assert graph.find_cycle(block) is not None
+
+
+def test_a_name_created_again_returns_the_variable_only_if_shape_and_dtype_match():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data(name="x", shape=[None, 784], dtype="float32")
+        assert fluid.data(name="x", shape=[None, 784], dtype="float32") is x
+        assert main.global_block().create_var(name="x") is x  # nothing given: nothing to compare
+        with pytest.raises(ValueError, match=r"^Variable x has been created before. the previous shape is "
+                                             r"\(-1, 784\); the new shape is \(-1, 1, 28, 28\)"):
+            fluid.data(name="x", shape=[None, 1, 28, 28], dtype="float32")
+        with pytest.raises(ValueError, match="The previous data type is float32; the new data type is int64"):
+            fluid.data(name="x", shape=[None, 784], dtype="int64")
