@@ -5,7 +5,7 @@ without a copy. LoD is stored the way users give it, as recursive sequence lengt
 """
 import numpy as np
 
-__all__ = ["LoDTensor", "create_lod_tensor", "lengths_to_offsets", "offsets_to_lengths"]
+__all__ = ["LoDTensor", "LoDTensorArray", "create_lod_tensor", "lengths_to_offsets", "offsets_to_lengths"]
 
 
 def lengths_to_offsets(lengths):
@@ -116,3 +116,8 @@ def create_lod_tensor(data, recursive_seq_lens, place):
             f"The provided recursive_sequence_lengths info is invalid: {recursive_seq_lens} "
             f"for data of shape {tensor.shape()}")
     return tensor
+
+
+class LoDTensorArray(list):
+    """fluid's LoDTensorArray: a list of LoDTensors, e.g. one batch that external code pushes into a
+    loader's queue (``loader.queue.push(array)``)."""

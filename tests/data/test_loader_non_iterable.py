@@ -249,8 +249,14 @@ def test_external_pushes_come_out_unchanged_in_fifo_order():
     pushed = [np.full([1, 2], i, "float64") for i in range(3)]
 
     def pusher():
-        for a in pushed:
-            queue.push([a])
+        for i, a in enumerate(pushed):
+            if i == 0:
+                queue.push([a])
+                continue
+            array, tensor = fluid.core.LoDTensorArray(), fluid.LoDTensor()  # what fluid code pushes
+            tensor.set(a, fluid.CPUPlace())
+            array.append(tensor)
+            queue.push(array)
         queue.close()
 
     t = threading.Thread(target=pusher)
