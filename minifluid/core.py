@@ -7,5 +7,4 @@ from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 EnforceNotMet = RuntimeError
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "Scope",
-           "is_compiled_with_cuda"]
+           "Scope", "is_compiled_with_cuda"]
