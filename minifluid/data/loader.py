@@ -44,7 +44,7 @@ import weakref
 import numpy as np
 
 from .._blas import limit_for_background_threads
-from ..errors import EOFException, ExceptionWrapper, ReaderKilledError
+from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.dtypes import to_numpy_dtype
@@ -148,6 +148,14 @@ class _WorkerStage:
         except ReaderKilledError as e:  # reader error, worker death, timeout, /dev/shm full
             self._error = e
             raise _passthrough(e)
+        except BaseException as e:  # e.g. Ctrl-C while waiting: the source has shut its worker down, so
+            # the epoch cannot go on; say so from now on instead of ending it as if the data had run out
+            self._error = ReaderKilledError(
+                f"{QUEUE_KILLED_MESSAGE}\n  The epoch was interrupted by {type(e).__name__} while waiting for "
+                "the worker process, which has been stopped; call reset() (non-iterable mode) or start a new "
+                "epoch to read again.")
+            self._error.__cause__ = e
+            raise
 
     def occupancy(self):
         return self.source.ready()

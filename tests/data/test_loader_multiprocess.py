@@ -468,6 +468,29 @@ def test_ctrl_c_mid_epoch_reaches_the_main_thread_and_leaves_nothing(kind):
     assert our_segments(parent) == []
 
 
+@pytest.mark.timeout(30)
+def test_non_iterable_epoch_interrupted_while_waiting_says_so_instead_of_ending_as_if_data_ran_out():
+    harness = Harness("non_iterable", Plan(batches=6))
+    loader, exe = harness.loader, harness.exe
+    loader.start()
+    assert int(exe.run(harness.main, fetch_list=["label"])[0][0, 0]) == 0
+    workers = loader._producer.stage.source._workers
+    real_receive = workers.receive
+
+    def interrupted(*args):  # what Ctrl-C does to a consumer blocked on the worker's pipe
+        workers.receive = real_receive
+        raise KeyboardInterrupt
+    workers.receive = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        exe.run(harness.main, fetch_list=["label"])
+    with pytest.raises(ReaderKilledError, match="interrupted by KeyboardInterrupt") as e:
+        exe.run(harness.main, fetch_list=["label"])  # not EOFException: 4 batches were never read
+    assert type(e.value.__cause__) is KeyboardInterrupt
+    assert_released(loader._worker_pids())
+    loader.reset()
+    assert list(harness.values()) == list(range(6))  # a fresh epoch reads everything
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("ending", ["break", "open"])
 @pytest.mark.parametrize("kind", KINDS)
