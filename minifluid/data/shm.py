@@ -20,6 +20,10 @@ NOTE [ Shared-memory slots: ownership and lifetime ]
   base-collapsing stops at the fields and every derived view keeps the holder alive). A
   ``weakref.finalize`` on the holder puts the slot id on ``SlotReader.freed`` when the last view is
   gone; the owner sends those ids back and only then does the worker write into that slot again.
+* A consumer that keeps batches (or one small slice of each) keeps their whole slots, and each
+  mapping holds a file descriptor. So a reader built with ``copy_above=k`` (the sources use capacity +
+  ``KEPT_VIEWS``) hands out copies once k batches are still viewed, freeing those slots at once:
+  the ring stays under about (k + capacity) slots whatever the consumer keeps.
 * Space is reserved with ``posix_fallocate`` before use, so a full /dev/shm is an ``ShmAllocationError``
   naming the bytes needed, the bytes free and the fix, instead of a SIGBUS on first write.
 """
@@ -273,27 +277,50 @@ class _SlotHolder(np.ndarray):
     """The uint8 array over one batch's slot; every field is a view of it (see the NOTE above)."""
 
 
-class SlotReader:
-    """Consumer side: turns ``BatchMeta`` into numpy views of the slot; freed slot ids go to ``freed``."""
+def _released(live, freed, slot_id):
+    """Holder finalizer: the last view of the slot is gone (refers to no reader: see ``unpack``)."""
+    live.discard(slot_id)
+    freed.append(slot_id)
 
-    def __init__(self):
+
+class SlotReader:
+    """Consumer side: turns ``BatchMeta`` into numpy views of the slot; freed slot ids go to ``freed``.
+
+    Args:
+        copy_above (int or None): once this many batches are still viewed (the consumer keeps them),
+            further batches are copied out and their slots freed at once. Every kept view pins a whole
+            slot and, through its mapping, a file descriptor, so a loop that keeps one small field per
+            batch would otherwise pin unbounded shared memory and run out of descriptors.
+    """
+
+    def __init__(self, copy_above=None):
         self._maps = {}  # slot id -> (segment name, mmap)
         self.freed = deque()  # appended by holder finalizers, from whatever thread runs the GC
+        self._live = set()  # slot ids the consumer's arrays still view
+        self.copy_above = copy_above
         self.segments_seen = 0
 
     def unpack(self, meta):
-        """Return the batch's fields as views (LoDTensor where the worker sent one); no byte is copied."""
+        """Return the batch's fields as views (LoDTensor where the worker sent one); no byte is copied,
+        unless ``copy_above`` batches are still viewed (then the fields are copies)."""
         entry = self._maps.get(meta.slot_id)
         if entry is None or entry[0] != meta.name:
             entry = (meta.name, _attach(meta.name, meta.size))
             self._maps[meta.slot_id] = entry  # a replaced (smaller) mapping lives on in its views
             self.segments_seen += 1
-        holder = _SlotHolder((meta.size,), np.uint8, buffer=entry[1])
-        weakref.finalize(holder, self.freed.append, meta.slot_id).atexit = False
+        copy = self.copy_above is not None and len(self._live) >= self.copy_above
+        base = entry[1] if copy else _SlotHolder((meta.size,), np.uint8, buffer=entry[1])
         out = []
         for offset, shape, dtype, lod in meta.fields:
-            arr = np.ndarray(shape, np.dtype(dtype), buffer=holder, offset=offset)
+            arr = np.ndarray(shape, np.dtype(dtype), buffer=base, offset=offset)
+            if copy:
+                arr = arr.copy()
             out.append(arr if lod is None else LoDTensor(arr, lod))
+        if copy:
+            self.freed.append(meta.slot_id)
+        else:
+            self._live.add(meta.slot_id)
+            weakref.finalize(base, _released, self._live, self.freed, meta.slot_id).atexit = False
         return out
 
     def drain_freed(self):

@@ -44,7 +44,7 @@ from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotW
                                 reclaim_stale_segments, unlink_segments)
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError, WorkerDiedError
 
-__all__ = ["JOIN_TIMEOUT", "POLL_INTERVAL", "WORKER_POLL_INTERVAL", "ProcessBatchSource",
+__all__ = ["JOIN_TIMEOUT", "KEPT_VIEWS", "POLL_INTERVAL", "WORKER_POLL_INTERVAL", "ProcessBatchSource",
            "ProcessPoolBatchSource", "ReaderTimeoutError", "SharedMemoryFullError", "WorkerInfo",
            "get_worker_info"]
 
@@ -56,6 +56,10 @@ WORKER_POLL_INTERVAL = 0.2
 
 JOIN_TIMEOUT = 1.0
 """Seconds to wait for a terminated (SIGTERM) worker before killing it (SIGKILL)."""
+
+KEPT_VIEWS = 16
+"""Batches, beyond a source's capacity, that the consumer may keep as views of shared memory; later
+ones arrive as copies until kept ones are dropped (``SlotReader(copy_above=...)``)."""
 
 _SIGNAL_HINTS = {
     "SIGKILL": " SIGKILL usually means the out-of-memory killer (see `dmesg`) or an external kill.",
@@ -218,8 +222,9 @@ def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pi
 class _Handle:
     __slots__ = ("process", "conn", "readable", "reader", "name", "pid")
 
-    def __init__(self, process, conn, name):
-        self.process, self.conn, self.reader, self.name, self.pid = process, conn, SlotReader(), name, None
+    def __init__(self, process, conn, name, copy_above):
+        self.process, self.conn, self.name, self.pid = process, conn, name, None
+        self.reader = SlotReader(copy_above)
         self.readable = _Readable(conn)
 
 
@@ -228,7 +233,8 @@ class _Workers:
 
     _stale_checked = False
 
-    def __init__(self):
+    def __init__(self, copy_above):
+        self.copy_above = copy_above  # batches the consumer may keep as views, per worker (SlotReader)
         if not _Workers._stale_checked:
             _Workers._stale_checked = True
             reclaim_stale_segments()
@@ -247,7 +253,7 @@ class _Workers:
         inherited = [h.conn for h in self.handles] + [parent_conn]
         process = ctx.Process(target=target, name=name, daemon=True,
                               args=(user_fn, child_conn, prefix, *extra, self.owner_pid, name, inherited))
-        handle = _Handle(process, parent_conn, name)
+        handle = _Handle(process, parent_conn, name, self.copy_above)
         self.handles.append(handle)
         process.start()
         handle.pid = process.pid
@@ -328,9 +334,9 @@ def _reader_error(wrapper):
 class _WorkerSource:
     """What both sources share: iteration, close(), context manager and diagnostics."""
 
-    def __init__(self, timeout):
+    def __init__(self, timeout, capacity):
         self._timeout = timeout
-        self._workers = _Workers()
+        self._workers = _Workers(copy_above=capacity + KEPT_VIEWS)
         self._closer = weakref.finalize(self, self._workers.shutdown)
         self._closed = False
 
@@ -408,7 +414,7 @@ class ProcessBatchSource(_WorkerSource):
     def __init__(self, batch_reader, capacity=4, timeout=None, name="minifluid-worker-0"):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
-        super().__init__(timeout)
+        super().__init__(timeout, capacity)
         self._ack_every = max(1, capacity // 4)  # one message per group of batches, not per batch
         self._taken = 0
         self._workers.start(_worker_loop, name, batch_reader, capacity)
@@ -444,9 +450,9 @@ class ProcessPoolBatchSource(_WorkerSource):
                  worker_init_fn=None, base_seed=None):
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
-        super().__init__(timeout)
-        self._index_iter = iter(index_batches)
         self._capacity = 2 * num_workers if capacity is None else max(1, capacity)
+        super().__init__(timeout, self._capacity)
+        self._index_iter = iter(index_batches)
         self._sent = self._received = 0
         self._exhausted = False
         base_seed = int(np.random.randint(0, 2**31 - 1)) if base_seed is None else int(base_seed)

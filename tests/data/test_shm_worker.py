@@ -18,7 +18,7 @@ import pytest
 
 from minifluid.data import shm
 from minifluid.data.shm import SHM_DIR, SHM_LIMIT_ENV, ShmAllocationError, SlotWriter, new_segment_prefix
-from minifluid.data.worker import (ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError,
+from minifluid.data.worker import (KEPT_VIEWS, ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError,
                                    SharedMemoryFullError, get_worker_info)
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError, WorkerDiedError
 from minifluid.lod_tensor import LoDTensor
@@ -203,11 +203,40 @@ def test_batches_and_slices_the_consumer_keeps_are_never_overwritten():
                 slices.append(batch[0][10:20])  # a derived view alone must keep the slot busy
             del batch
             gc.collect()
-        assert source.num_segments >= 40  # the ring grew instead of overwriting
+        # the ring grew instead of overwriting, up to KEPT_VIEWS kept batches; later ones came as copies
+        assert KEPT_VIEWS <= source.num_segments <= 2 * 2 + KEPT_VIEWS
     for j, batch in enumerate(kept):
         assert (batch[0] == 2 * j + 1).all()
     for j, part in enumerate(slices):
         assert (part == 2 * j).all()
+
+
+def _shm_fds():
+    """File descriptors of this process open on /dev/shm (a mapping keeps one)."""
+    fds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("/dev/shm/"):
+                fds.append(fd)
+        except OSError:
+            pass
+    return fds
+
+
+@pytest.mark.timeout(20)
+def test_a_consumer_keeping_every_batch_pins_a_bounded_number_of_slots_and_descriptors():
+    gc.collect()
+    before, labels = set(_shm_fds()), []
+    with ProcessBatchSource(counting_reader(200, shape=(64,)), capacity=4) as source:
+        for batch in source:
+            labels.append(batch[0][:1])  # keeps a slice of every batch, as a metrics loop might
+        # viewed: capacity + KEPT_VIEWS at most; in the worker's hands: capacity more
+        assert source.num_segments <= 2 * 4 + KEPT_VIEWS
+        assert len(set(_shm_fds()) - before) <= 2 * 4 + KEPT_VIEWS
+    assert [int(x[0]) for x in labels] == list(range(200))
+    del labels, batch
+    gc.collect()
+    assert set(_shm_fds()) - before == set()
 
 
 @pytest.mark.timeout(10)
