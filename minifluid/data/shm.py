@@ -1,7 +1,7 @@
 """Shared-memory slots that carry batches from a worker process to the consumer without copies.
 
 NOTE [ Shared-memory slots: ownership and lifetime ]
-* A *slot* is one POSIX shared-memory segment ``/dev/shm/mf_<parentpid>_<uid>_<worker>_<n>``. A worker
+* A *slot* is one POSIX shared-memory segment ``/dev/shm/mf_<parentpid>_<pidns>-<uid>_<worker>_<n>``. A worker
   owns a small ring of them (``SlotWriter``); each batch is written into one slot with one
   ``np.copyto`` per field (or, for a ``DeferredField``, stacked from its samples right there), and
   only ``BatchMeta`` (slot id, segment name, offsets, shapes, dtypes, LoD) crosses the pipe.
@@ -51,7 +51,7 @@ SHM_LIMIT_ENV = "MINIFLUID_SHM_LIMIT_BYTES"
 _ALIGN = 64
 _NUMERIC_KINDS = "biufc"
 _NAME_ROOT = "mf_"
-_OUR_NAME = re.compile(r"mf_(\d+)_[0-9a-f]{8}_\d+_\d+")  # mf_<parentpid>_<uid>_<worker>_<n>
+_OUR_NAME = re.compile(r"mf_(\d+)_(\d+)-[0-9a-f]{8}_\d+_\d+")  # mf_<parentpid>_<pidns>-<uid>_<worker>_<n>
 
 
 class ShmAllocationError(OSError):
@@ -68,8 +68,18 @@ class BatchMeta(NamedTuple):
 
 
 def new_segment_prefix():
-    """A segment-name prefix unique to one source in this (parent) process: ``mf_<pid>_<uid>_``."""
-    return f"{_NAME_ROOT}{os.getpid()}_{os.urandom(4).hex()}_"
+    """A segment-name prefix unique to one source in this (parent) process: ``mf_<pid>_<pidns>-<uid>_``.
+    The PID namespace is in the name because containers that share /dev/shm (one Kubernetes pod,
+    ``docker --ipc=host``) do not share pids: ``reclaim_stale_segments`` judges only its own namespace's."""
+    return f"{_NAME_ROOT}{os.getpid()}_{_pid_namespace()}-{os.urandom(4).hex()}_"
+
+
+def _pid_namespace():
+    """Inode of this process's PID namespace, or 0 where /proc does not say."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
 
 
 def shm_free_bytes():
@@ -95,15 +105,16 @@ def unlink_segments(prefix):
 
 
 def reclaim_stale_segments():
-    """Unlink ``mf_<pid>_*`` segments left by parent processes that no longer exist (e.g. SIGKILLed)."""
+    """Unlink ``mf_<pid>_*`` segments left by parent processes that no longer exist (e.g. SIGKILLed);
+    only names made in this PID namespace, where ``pid`` means what it says."""
     try:
         names = os.listdir(SHM_DIR)
     except OSError:
         return 0
-    removed = 0
+    removed, namespace = 0, str(_pid_namespace())
     for name in names:
         match = _OUR_NAME.fullmatch(name)
-        if match and not _pid_alive(int(match.group(1))):
+        if match and match.group(2) == namespace and not _pid_alive(int(match.group(1))):
             removed += _unlink(name)
     return removed
 

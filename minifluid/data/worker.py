@@ -354,7 +354,13 @@ class _WorkerSource:
 
     def _unpack_or_raise(self, handle, msg):
         if isinstance(msg, BatchMeta):
-            return handle.reader.unpack(msg)
+            try:
+                return handle.reader.unpack(msg)
+            except OSError as e:  # the name vanished from /dev/shm before we mapped it
+                raise ReaderKilledError(
+                    f"{QUEUE_KILLED_MESSAGE}\n  Could not map shared-memory segment /dev/shm/{msg.name} of "
+                    f"DataLoader worker {handle.name} (pid {handle.pid}): {e}. Another process may have removed "
+                    "it (a cleanup script, or a program sharing /dev/shm).") from e
         if isinstance(msg, _EndOfData):
             raise StopIteration
         if isinstance(msg, ExceptionWrapper):

@@ -373,16 +373,20 @@ def test_full_dev_shm_found_by_fallocate_is_an_enospc_error_and_leaves_no_segmen
 def test_segments_of_dead_parents_are_reclaimed():
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True)
-    stale = f"mf_{int(dead.stdout)}_0123abcd_0_0"
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    stale = f"mf_{int(dead.stdout)}_{namespace}-0123abcd_0_0"
     foreign = f"mf_{int(dead.stdout)}_not_ours"
-    for name in (stale, foreign):
+    # a container sharing /dev/shm but not our pids: its (live) parent's pid may be dead *here*
+    other_namespace = f"mf_{int(dead.stdout)}_{namespace + 1}-0123abcd_0_0"
+    for name in (stale, foreign, other_namespace):
         open(os.path.join(SHM_DIR, name), "wb").close()
     try:
         assert shm.reclaim_stale_segments() >= 1
         assert not os.path.exists(os.path.join(SHM_DIR, stale))
         assert os.path.exists(os.path.join(SHM_DIR, foreign))  # a name we did not make is left alone
+        assert os.path.exists(os.path.join(SHM_DIR, other_namespace))
     finally:
-        for name in (stale, foreign):
+        for name in (stale, foreign, other_namespace):
             if os.path.exists(os.path.join(SHM_DIR, name)):
                 os.unlink(os.path.join(SHM_DIR, name))
 
@@ -622,4 +626,20 @@ def test_pool_timeout():
     source = ProcessPoolBatchSource(_fetch_stalling_after_0, [[1]], num_workers=1, timeout=1)
     with pytest.raises(ReaderTimeoutError, match="timeout=1 s"):
         next(source)
+    assert_released(source)
+
+
+@pytest.mark.timeout(20)
+def test_a_segment_removed_by_someone_else_is_a_clear_error_not_a_bare_file_not_found():
+    with ProcessBatchSource(counting_reader(50), capacity=2) as source:
+        assert next(source)[1][0] == 0
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not our_segments():  # the worker has written ahead
+            time.sleep(0.01)
+        for name in our_segments():  # not yet mapped by us: a cleanup script removes them
+            os.unlink(os.path.join(SHM_DIR, name))
+        with pytest.raises(ReaderKilledError, match=r"Could not map shared-memory segment /dev/shm/mf_") as e:
+            for _ in source:
+                pass
+        assert isinstance(e.value.__cause__, FileNotFoundError)
     assert_released(source)
