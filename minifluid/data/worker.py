@@ -19,6 +19,10 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
   Pipes are FIFO, so every batch a worker sent before its error or death is delivered first (in a
   pool, another worker's reported error surfaces when its turn comes, after all earlier batches;
   another worker's death, a non-zero exit code, is raised at once while the consumer waits).
+* The parent's sends never block on a full pipe (``_Workers.send``): a task of many indices can fill
+  it while the worker is busy, or is itself blocked sending a big batch (a large LoD) that we are not
+  reading. While it waits for room the parent reads that worker's messages into ``handle.inbox``
+  (delivered first, in order) and applies the same death and timeout checks.
 * Shutdown is ``_Workers.shutdown``, run exactly once through ``weakref.finalize``: by ``close()``,
   by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
   collection of the source (a ``break``) or at interpreter exit. It SIGTERMs the workers still
@@ -32,8 +36,10 @@ import pickle
 import random
 import select
 import signal
+import struct
 import time
 import weakref
+from collections import deque
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -105,6 +111,28 @@ def _dumps(msg):
     """A message's bytes for ``conn.send_bytes`` (``conn.recv`` reads them): plain pickle, without the
     ForkingPickler and buffer ``conn.send`` builds per call; our messages need no special reducers."""
     return pickle.dumps(msg, pickle.HIGHEST_PROTOCOL)
+
+
+_TIMEOUT_HINT = ("If the reader is just slow (large samples, slow disk, heavy start-up), pass a larger "
+                 "`timeout` (or timeout=None to wait forever).")
+
+
+def _framed(data):
+    """``data`` with the length header ``Connection.recv_bytes`` expects (multiprocessing's framing)."""
+    if len(data) > 0x7FFFFFFF:
+        return struct.pack("!i", -1) + struct.pack("!Q", len(data)) + data
+    return struct.pack("!i", len(data)) + data
+
+
+def _write_some(fd, view):
+    """Write what the pipe takes right now without blocking: the number of bytes written (0 when full)."""
+    os.set_blocking(fd, False)
+    try:
+        return os.write(fd, view)
+    except BlockingIOError:
+        return 0
+    finally:
+        os.set_blocking(fd, True)
 
 
 class _Readable:
@@ -220,12 +248,13 @@ def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pi
 
 # --- parent side ------------------------------------------------------------------------------------
 class _Handle:
-    __slots__ = ("process", "conn", "readable", "reader", "name", "pid")
+    __slots__ = ("process", "conn", "readable", "reader", "name", "pid", "inbox")
 
     def __init__(self, process, conn, name, copy_above):
         self.process, self.conn, self.name, self.pid = process, conn, name, None
         self.reader = SlotReader(copy_above)
         self.readable = _Readable(conn)
+        self.inbox = deque()  # messages read while a send waited for room (see _Workers.send)
 
 
 class _Workers:
@@ -259,16 +288,43 @@ class _Workers:
         handle.pid = process.pid
         child_conn.close()
 
-    def send(self, handle, msg):
-        try:
-            handle.conn.send_bytes(_dumps(msg))
-        except OSError:
-            if not handle.readable(0):
-                raise self.death_error(handle) from None
-            # it stopped after sending a report (or died): receive() reads what is left, in order
+    def send(self, handle, msg, timeout=None):
+        """Send ``msg`` without ever blocking on a full pipe. A big task (a batch of many indices) can fill
+        it while the worker is busy, or is itself blocked sending us a big batch: then read what the
+        worker sends meanwhile (``receive`` returns it first), and watch for its death and the timeout."""
+        fd, frame = handle.conn.fileno(), memoryview(_framed(_dumps(msg)))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poller = None
+        while True:
+            try:
+                frame = frame[_write_some(fd, frame):]
+            except OSError:
+                if not handle.readable(0):
+                    raise self.death_error(handle) from None
+                return  # it stopped after sending a report (or died): receive() reads what is left, in order
+            if not frame:
+                return
+            if poller is None:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN | select.POLLOUT)
+            events = poller.poll(POLL_INTERVAL * 1000.0)
+            if any(event & select.POLLIN for _, event in events):
+                try:
+                    handle.inbox.append(handle.conn.recv())
+                except (EOFError, OSError):
+                    raise self.death_error(handle) from None
+            elif not events:
+                if not handle.process.is_alive():
+                    raise self.death_error(handle)
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise ReaderTimeoutError(
+                        f"{QUEUE_KILLED_MESSAGE}\n  Worker {handle.name} (pid {handle.pid}) took no new indices "
+                        f"within timeout={timeout} s (it is still busy with earlier ones). " + _TIMEOUT_HINT)
 
     def receive(self, handle, timeout):
         """Next message from ``handle``'s worker, watching for its death and for the timeout."""
+        if handle.inbox:
+            return handle.inbox.popleft()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             wait = POLL_INTERVAL
@@ -287,8 +343,7 @@ class _Workers:
             if deadline is not None and time.monotonic() >= deadline:
                 raise ReaderTimeoutError(
                     f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {handle.name} (pid {handle.pid}) "
-                    f"within timeout={timeout} s. If the reader is just slow (large samples, slow disk, "
-                    f"heavy start-up), pass a larger `timeout` (or timeout=None to wait forever).")
+                    f"within timeout={timeout} s. " + _TIMEOUT_HINT)
 
     def death_error(self, handle):
         process = handle.process
@@ -383,8 +438,9 @@ class _WorkerSource:
         if self._closed:
             return 0
         handles = self._workers.handles
+        handle = handles[self._next_index() % len(handles)]
         try:
-            return int(handles[self._next_index() % len(handles)].readable(0))
+            return int(bool(handle.inbox) or handle.readable(0))
         except (OSError, ValueError):
             return 0
 
@@ -476,7 +532,7 @@ class ProcessPoolBatchSource(_WorkerSource):
                 self._exhausted = True
                 return
             handle = handles[self._sent % len(handles)]
-            self._workers.send(handle, _Task(indices, handle.reader.drain_freed()))
+            self._workers.send(handle, _Task(indices, handle.reader.drain_freed()), self._timeout)
             self._sent += 1
 
     def _next_index(self):

@@ -643,3 +643,40 @@ def test_a_segment_removed_by_someone_else_is_a_clear_error_not_a_bare_file_not_
                 pass
         assert isinstance(e.value.__cause__, FileNotFoundError)
     assert_released(source)
+
+
+def _fetch_as_lod(indices):
+    """A batch whose LoD (it travels in the pipe) is as big as its index list."""
+    return [LoDTensor(np.asarray(indices, np.int64).reshape(-1, 1), [[1] * len(indices)])]
+
+
+@pytest.mark.timeout(30)
+def test_pool_tasks_and_batches_bigger_than_the_pipe_do_not_deadlock():
+    # 150k indices per task (~0.6 MB pickled) and as big a LoD coming back: each side's message fills
+    # the pipe; a parent blocked in send while the worker blocks sending its batch would hang forever
+    size = 150_000
+    tasks = [list(range(k * size, (k + 1) * size)) for k in range(4)]
+    with ProcessPoolBatchSource(_fetch_as_lod, tasks, num_workers=1, timeout=20) as source:
+        got = [batch[0] for batch in source]
+    assert [int(np.asarray(t)[0, 0]) for t in got] == [0, size, 2 * size, 3 * size]
+    assert all(len(t.lod()[0]) == size + 1 for t in got)
+    assert_released(source)
+
+
+def _fetch_stalling_on_big_tasks(indices):
+    if indices[0] > 0:
+        time.sleep(60)
+    return [np.asarray(indices[:1], np.int64)]
+
+
+@pytest.mark.timeout(30)
+def test_pool_timeout_holds_while_a_big_task_waits_for_a_busy_worker():
+    size = 150_000
+    tasks = [list(range(k * size, (k + 1) * size)) for k in range(4)]
+    source = ProcessPoolBatchSource(_fetch_stalling_on_big_tasks, tasks, num_workers=1, timeout=1)
+    start = time.monotonic()
+    with pytest.raises(ReaderTimeoutError, match="timeout=1 s"):
+        for _ in source:
+            pass
+    assert time.monotonic() - start < 5
+    assert_released(source)
