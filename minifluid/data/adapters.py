@@ -115,6 +115,9 @@ def from_batch_generator(reader, num_slots):
         batches = iter(reader())
         try:
             for batch in batches:
+                if isinstance(batch, dict):  # iterating it would feed its keys as data
+                    raise TypeError("set_batch_generator: each batch must be a list or tuple of arrays, one per "
+                                    f"feed variable in feed_list order; got a dict with keys {list(batch)[:8]}")
                 if num_slots is not None and len(batch) != num_slots:
                     raise _field_count_error(len(batch), num_slots)
                 yield [_batch_field(item) for item in batch]

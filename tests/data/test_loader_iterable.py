@@ -235,6 +235,17 @@ def test_wrong_field_count_gets_the_set_sample_list_generator_hint():
 
 
 @pytest.mark.timeout(30)
+def test_a_dict_batch_is_refused_instead_of_feeding_its_keys():
+    main, loader, _ = build()
+    batch = {"image": np.zeros([2, 4], "float32"), "label": np.zeros([2, 1], "int64")}  # right length
+    loader.set_batch_generator(lambda: iter([batch]), places=fluid.CPUPlace())
+    with pytest.raises(SystemError, match="got a dict with keys \\['image', 'label'\\]") as err:
+        list(loader())
+    assert isinstance(err.value.__cause__, TypeError)
+    assert not live_producers()
+
+
+@pytest.mark.timeout(30)
 def test_ragged_batch_field_is_a_type_error_in_the_producer():
     main, loader, _ = build()
     loader.set_batch_generator(lambda: iter([([[1.0], [1.0, 2.0]], np.zeros([2, 1], "int64"))]),
