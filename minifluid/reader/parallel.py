@@ -348,7 +348,7 @@ def _pipe_messages(connections, processes):
         for conn in ready:
             try:
                 message = pickle.loads(conn.recv_bytes())
-            except EOFError:  # the only writer is gone
+            except (EOFError, OSError):  # the only writer is gone (OSError: it died in mid-message)
                 message = None
             if message is None:  # (raised outside the handler: ``from None`` would drop the cause)
                 raise _died_error(live[conn])
@@ -359,26 +359,6 @@ def _pipe_messages(connections, processes):
             for conn, process in live.items():
                 if process.exitcode is not None and not conn.poll():
                     raise _died_error(process)
-
-
-def _queue_messages(message_queue, processes):
-    """Yield unpickled messages from the queue shared by all children as they arrive."""
-    pending = set(range(len(processes)))
-    while pending:
-        try:
-            message = pickle.loads(message_queue.get(timeout=POLL_INTERVAL))
-        except queue.Empty:
-            message = None
-        if message is None:
-            # Exit codes first: a child flushes what it sent before it exits, so an empty queue after
-            # its exit means its end-of-data marker will never come.
-            dead = [i for i in sorted(pending) if processes[i].exitcode is not None]
-            if dead and message_queue.empty():
-                raise _died_error(processes[dead[0]])
-            continue
-        if isinstance(message, _EndOfData):
-            pending.discard(message.source)
-        yield message
 
 
 def _stop_processes(processes):
@@ -401,9 +381,11 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
 
     Args:
         readers (list of callable): sample readers, one process each.
-        use_pipe (bool, default True): one pipe per child; otherwise one shared
-            ``multiprocessing.Queue``. Prefer pipes: a child killed mid-write can wedge a shared queue.
-        queue_size (int, default 1000): capacity of the shared queue (``use_pipe=False`` only).
+        use_pipe (bool, default True): accepted for compatibility; both settings use one pipe per child.
+            fluid's ``use_pipe=False`` shared one ``multiprocessing.Queue``, and a shared stream cannot
+            survive a child killed in the middle of a sample: its partial message (or the write lock it
+            held) wedged the consumer for good. With a pipe each, a death reads as EOF on that pipe.
+        queue_size (int, default 1000): accepted for compatibility (each pipe buffers what the OS holds).
 
     Raises:
         MultiprocessReaderError: (a ValueError, when iterated) a child raised (a sample of None
@@ -415,29 +397,19 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
 
     def mp_reader():
         context = multiprocessing.get_context("fork")
-        message_queue = None if use_pipe else context.Queue(queue_size)
         processes, connections = [], []
         try:
             for index, reader in enumerate(readers):
-                if use_pipe:
-                    receiver, sender = context.Pipe(duplex=False)
-                    connections.append(receiver)
-                    send = sender.send_bytes
-                else:
-                    send = message_queue.put
-                process = context.Process(target=_mp_reader_loop, args=(reader, send, index),
+                receiver, sender = context.Pipe(duplex=False)
+                connections.append(receiver)
+                process = context.Process(target=_mp_reader_loop, args=(reader, sender.send_bytes, index),
                                           name=f"minifluid-mpreader-{index}", daemon=True)
                 try:
                     process.start()
-                finally:
-                    if use_pipe:  # only the child may hold the write end, so its death reads as EOF
-                        sender.close()
+                finally:  # only the child may hold the write end, so its death reads as EOF
+                    sender.close()
                 processes.append(process)
-            if use_pipe:
-                messages = _pipe_messages(connections, processes)
-            else:
-                messages = _queue_messages(message_queue, processes)
-            for message in messages:
+            for message in _pipe_messages(connections, processes):
                 if isinstance(message, _WorkerFailed):
                     raise message.wrapper.error(MultiprocessReaderError, MULTIPROCESS_READER_MESSAGE)
                 if not isinstance(message, _EndOfData):
@@ -446,7 +418,5 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
             _stop_processes(processes)
             for conn in connections:
                 conn.close()
-            if message_queue is not None:
-                message_queue.close()
 
     return mp_reader

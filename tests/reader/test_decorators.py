@@ -409,6 +409,48 @@ def test_multiprocess_reader_notices_killed_child(use_pipe):
     assert no_children()
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("use_pipe", [True, False])
+def test_multiprocess_reader_child_killed_in_the_middle_of_a_big_sample_is_reported_not_a_hang(use_pipe):
+    def small_then_big():
+        yield 0
+        yield np.ones(2_000_000)  # 16 MB: its write blocks half-way while nobody reads the pipe
+
+    it = multiprocess_reader([small_then_big], use_pipe=use_pipe)()
+    assert next(it) == 0
+    (child,) = [p for p in multiprocessing.active_children() if p.name == "minifluid-mpreader-0"]
+    time.sleep(0.5)  # the child is now blocked in the middle of the big sample's message
+    os.kill(child.pid, signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(MultiprocessReaderError, match="SIGKILL") as excinfo:
+        next(it)
+    assert time.monotonic() - start < 5
+    assert isinstance(excinfo.value.__cause__, WorkerDiedError)
+    it.close()
+    assert no_children()
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("use_pipe", [True, False])
+def test_multiprocess_reader_notices_a_dead_child_while_a_sibling_keeps_producing(use_pipe):
+    def killed_after_three():
+        yield from range(3)
+        os.kill(os.getpid(), signal.SIGKILL)
+        yield 3
+
+    def endless_slow():
+        for i in endless():
+            time.sleep(0.01)
+            yield i
+
+    start = time.monotonic()
+    with pytest.raises(MultiprocessReaderError, match="SIGKILL"):
+        for _ in multiprocess_reader([killed_after_three, endless_slow], use_pipe=use_pipe)():
+            pass
+    assert time.monotonic() - start < 2.0
+    assert no_children()
+
+
 def test_multiprocess_reader_needs_readers():
     with pytest.raises(ValueError):
         multiprocess_reader([])
