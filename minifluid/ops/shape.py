@@ -1,7 +1,8 @@
 """Shape ops: reshape2, transpose2, squeeze2, unsqueeze2, flatten2, concat, split, stack, unstack.
 
-The ``*2`` ops have fluid's auxiliary ``XShape`` output (fluid stores ``[0] + x.shape`` there for
-the grad op); minifluid's grads read X's shape directly, so XShape's value is None.
+The ``*2`` ops have fluid's auxiliary ``XShape`` output: like fluid, an empty array of shape
+``[0] + x.shape`` (no data). minifluid's grads read X's shape directly, but the grad ops that
+``append_backward`` builds list XShape as an input, so it must hold a value.
 Infer-shape helpers keep -1 (unknown, e.g. batch) dims as -1.
 """
 import numpy as np
@@ -16,6 +17,11 @@ def _prod(dims):
 
 def _xshape(x):
     return ((0,) + tuple(x.shape), x.dtype)
+
+
+def _xshape_value(x):
+    """XShape at run time: an empty array of shape ``[0] + x.shape`` (nothing to allocate)."""
+    return array_module(x).empty((0,) + tuple(x.shape), x.dtype)
 
 
 # --- reshape2 ----------------------------------------------------------------------------------
@@ -51,7 +57,7 @@ def _reshape_infer(attrs, x, shape_t, shape_list):
              attrs={"shape": [], "use_quantizer": False}, optional=("Shape", "ShapeTensor"),
              duplicable=("ShapeTensor",), no_grad_inputs=("Shape", "ShapeTensor"), infer_shape=_reshape_infer)
 def _reshape2_forward(attrs, x, shape_t, shape_list):
-    return x.reshape(_reshape_target(x.shape, _reshape_shape(attrs, shape_t, shape_list))), None
+    return x.reshape(_reshape_target(x.shape, _reshape_shape(attrs, shape_t, shape_list))), _xshape_value(x)
 
 
 @register_grad("reshape2")
@@ -64,7 +70,7 @@ def _reshape2_backward(attrs, ins, outs, douts, need):
              attrs={"axis": [], "use_mkldnn": False, "data_format": "AnyLayout"},
              infer_shape=lambda attrs, x: ((tuple(x.shape[a] for a in attrs["axis"]), x.dtype), _xshape(x)))
 def _transpose2_forward(attrs, x):
-    return x.transpose(attrs["axis"]), None
+    return x.transpose(attrs["axis"]), _xshape_value(x)
 
 
 @register_grad("transpose2")
@@ -102,7 +108,7 @@ def _register_relayout(name, attrs, rule):
         return (rule(tuple(x.shape), a), x.dtype), _xshape(x)
 
     def kernel(a, x):
-        return x.reshape(rule(x.shape, a)), None
+        return x.reshape(rule(x.shape, a)), _xshape_value(x)
 
     def grad(a, ins, outs, douts, need):
         return (douts[0].reshape(ins[0].shape),)
