@@ -97,14 +97,14 @@ class _ProxyModule(types.ModuleType):
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
+        sub = f"{self.__name__}.{attr}"
+        if sub in MODULE_MAP:  # paddle.fluid.layers is the proxy too, so its missing names get clear errors
+            return importlib.import_module(sub)
         target = object.__getattribute__(self, "_target")
         try:
             return getattr(target, attr)
         except AttributeError:
             pass
-        sub = f"{self.__name__}.{attr}"
-        if sub in MODULE_MAP:
-            return importlib.import_module(sub)
         raise unsupported(self.__name__, attr, dir(target))
 
     def __dir__(self):
