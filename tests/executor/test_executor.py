@@ -239,3 +239,16 @@ def test_scope_tensor_set_copies_so_training_never_writes_into_user_arrays():
     fluid.Executor().run(p, feed={"lr": np.ones(1, "float32"), "g": np.ones(2, "float32")}, scope=scope)
     assert mine.tolist() == [1.0, 1.0]
     assert np.array(scope.find_var("w").get_tensor()).tolist() == [0.0, 0.0]
+
+
+def test_a_fetched_one_element_array_converts_to_a_python_number_as_legacy_scripts_expect():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 3])
+        loss = fluid.layers.mean(x)
+        doubled = fluid.layers.scale(x, 2.0)
+    fetched_loss, fetched_doubled = fluid.Executor().run(main, feed={"x": np.full((2, 3), 1.5, "float32")},
+                                                         fetch_list=[loss, doubled], scope=fluid.Scope())
+    assert isinstance(fetched_loss, np.ndarray) and fetched_loss.shape == (1,)  # fluid's shape for a loss
+    assert float(fetched_loss) == 1.5 and "loss %.2f" % fetched_loss == "loss 1.50" and int(fetched_loss) == 1
+    assert type(fetched_doubled) is np.ndarray  # bigger results stay plain arrays
