@@ -3,6 +3,7 @@ from .helper import LayerHelper
 from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
 from .io import layers_data as data
 from .loss import cross_entropy, softmax_with_cross_entropy, square_error_cost
+from .math_op_patch import monkey_patch_variable
 from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
                    elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
                    scale)
@@ -19,3 +20,5 @@ __all__ = [
     "scale", "sigmoid", "softmax", "softmax_with_cross_entropy", "split", "square", "square_error_cost",
     "squeeze", "sums", "tanh", "transpose", "unsqueeze", "zeros",
 ]
+
+monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had
