@@ -68,14 +68,16 @@ class Program:
 
     # --- copies --------------------------------------------------------------------
     def clone(self, for_test=False):
-        """Deep copy. ``for_test=True`` sets ``is_test`` where an op has it and drops the
-        backward/optimizer ops (as fluid's prune_backward does), keeping forward and read ops."""
+        """Deep copy. ``for_test=True`` sets ``is_test`` where an op has it and drops the backward,
+        optimizer and learning-rate-schedule ops (as fluid's prune_backward does), keeping forward
+        and read ops: running the test program does not advance the schedule's step counter."""
         p = copy.deepcopy(self)
         if for_test:
             p._is_test = True
             for block in p.blocks:
                 block.ops = [op for op in block.ops
-                             if not int(op.attrs.get("op_role", 0)) & (OpRole.Backward | OpRole.Optimize)]
+                             if not int(op.attrs.get("op_role", 0))
+                             & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched)]
                 for op in block.ops:
                     if "is_test" in get_op_spec(op.type).attrs:
                         op.attrs["is_test"] = True

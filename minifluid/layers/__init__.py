@@ -3,6 +3,8 @@ from .helper import LayerHelper
 from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
 from .io import layers_data as data
 from .loss import cross_entropy, softmax_with_cross_entropy, square_error_cost
+from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,
+                                      natural_exp_decay, piecewise_decay)
 from .math_op_patch import monkey_patch_variable
 from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
                    elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
@@ -12,10 +14,11 @@ from .tensor import (assign, cast, concat, create_global_var, create_tensor, fil
                      split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "LayerHelper", "accuracy", "assign", "batch_norm", "cast", "concat", "conv2d", "create_global_var",
-    "create_py_reader_by_data", "create_tensor", "cross_entropy", "data", "double_buffer", "dropout",
-    "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul",
-    "elementwise_pow", "elementwise_sub", "fc", "fill_constant", "flatten", "matmul", "mean", "ones", "pool2d",
+    "LayerHelper", "accuracy", "assign", "autoincreased_step_counter", "batch_norm", "cast", "concat", "conv2d",
+    "create_global_var", "create_py_reader_by_data", "create_tensor", "cross_entropy", "data", "double_buffer",
+    "dropout", "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul",
+    "elementwise_pow", "elementwise_sub", "exponential_decay", "fc", "fill_constant", "flatten",
+    "inverse_time_decay", "matmul", "mean", "natural_exp_decay", "ones", "piecewise_decay", "pool2d",
     "py_reader", "read_file", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "reshape",
     "scale", "sigmoid", "softmax", "softmax_with_cross_entropy", "split", "square", "square_error_cost",
     "squeeze", "sums", "tanh", "transpose", "unsqueeze", "zeros",

@@ -1,6 +1,7 @@
 """Optimizer update ops (sgd, momentum, adam, adagrad, rmsprop) and the small ops that parameter
 setup, regularization, gradient clipping and backward append (assign_value, sign, clip,
-clip_by_norm, squared_l2_norm, fill_zeros_like, fill_any_like).
+clip_by_norm, squared_l2_norm, fill_zeros_like, fill_any_like), and learning-rate schedules use
+(increment, floor).
 
 NOTE [ In-place optimizer updates ]
 An update op's ``ParamOut`` (and ``Moment1Out``, ``VelocityOut`` ...) names the same variable as
@@ -195,3 +196,15 @@ def _fill_zeros_like_forward(attrs, x):
 def _fill_any_like_forward(attrs, x):
     dtype = x.dtype if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
     return array_module(x).full(x.shape, attrs["value"], dtype=dtype)
+
+
+# --- ops of learning-rate schedules (layers/learning_rate_scheduler.py) ----------------------------
+@register_op("increment", inputs=("X",), outputs=("Out",), attrs={"step": 1.0}, infer_shape=same_as(0))
+def _increment_forward(attrs, x):
+    """``X + step`` (the step counter: X and Out are the same variable, so it counts across runs)."""
+    return x + np.asarray(attrs["step"]).astype(x.dtype)
+
+
+@register_op("floor", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
+def _floor_forward(attrs, x):
+    return array_module(x).floor(x)

@@ -19,7 +19,7 @@ NO_GRAD = {
     "feed", "fetch", "read", "create_py_reader", "create_double_buffer_reader",
     "fill_constant_batch_size_like", "uniform_random_batch_size_like", "gaussian_random_batch_size_like",
     "shape", "one_hot", "arg_max", "arg_min", "argsort", "equal", "not_equal", "less_than", "less_equal",
-    "greater_than", "greater_equal", "logical_and", "logical_or", "logical_not", "isfinite",
+    "greater_than", "greater_equal", "logical_and", "logical_or", "logical_not", "isfinite", "floor",
 }
 
 
