@@ -21,13 +21,15 @@ from .framework.variable import Parameter
 from .layers.io import data
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
+from .serialization import load, save
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
 
 __version__ = "0.1.0"
 
 __all__ = sorted([
     "batch",
-    "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "Parameter", "Program", "Scope",
+    "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy", "Executor",
+    "LoDTensor", "LoDTensorArray", "Parameter", "Program", "Scope", "load", "save",
     "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",

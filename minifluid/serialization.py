@@ -4,6 +4,9 @@ One variable per file (``dirname/<var name>``, numpy ``.npy`` format without the
 extension, as fluid names them), or every variable in one ``.npz`` archive when a
 ``filename`` is given. Inference models keep the pruned Program as a pickle
 (``__model__``): readable only by minifluid, like fluid's protobuf was only by fluid.
+``save(program, path)`` / ``load(program, path)`` (fluid 1.6+) write ``path.pdparams`` (parameters),
+``path.pdopt`` (other persistables: optimizer state, step counters) and ``path.pdmodel`` (the
+Program), each a pickle of ``{name: ndarray}`` as fluid's are.
 """
 import os
 import pickle
@@ -15,7 +18,7 @@ from .framework.program import Program, default_main_program
 from .framework.variable import Parameter, VarType
 
 __all__ = ["save_vars", "load_vars", "save_params", "load_params", "save_persistables", "load_persistables",
-           "save_inference_model", "load_inference_model", "is_parameter", "is_persistable"]
+           "save_inference_model", "load_inference_model", "is_parameter", "is_persistable", "save", "load"]
 
 MODEL_FILENAME = "__model__"
 
@@ -148,3 +151,70 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     block = program.global_block()
     fetch_targets = [block.var(n) for n in program._minifluid_fetch_target_names]
     return [program, list(program._minifluid_feed_target_names), fetch_targets]
+
+
+_SUFFIXES = (".pdparams", ".pdopt", ".pdmodel")
+
+
+def _is_optimizer_state(var):
+    """What fluid.save puts in .pdopt: persistables that are neither parameters nor fed data."""
+    return is_persistable(var) and not is_parameter(var) and not var.need_check_feed and not var.is_data
+
+
+def _values(names, scope, what):
+    values = {}
+    for name in names:
+        value = scope.find_value(name)
+        if value is None:
+            raise RuntimeError(f"Cannot save {what} {name!r}: it is not initialized in the scope "
+                               "(run the startup program first)")
+        values[name] = np.asarray(value)
+    return values
+
+
+def save(program, model_path):
+    """fluid.save: parameters to ``model_path.pdparams``, optimizer state to ``.pdopt``, the Program to
+    ``.pdmodel``."""
+    if not os.path.basename(model_path):
+        raise ValueError("The input model_path MUST be format of dirname/filename [dirname\\filename in Windows "
+                         "system], but received filename is empty string.")
+    if os.path.dirname(model_path):
+        os.makedirs(os.path.dirname(model_path), exist_ok=True)
+    scope = global_scope()
+    params = _values([p.name for p in program.all_parameters()], scope, "parameter")
+    state = _values([v.name for v in program.list_vars() if _is_optimizer_state(v)], scope, "variable")
+    for suffix, content in ((".pdparams", params), (".pdopt", state), (".pdmodel", program)):
+        with open(model_path + suffix, "wb") as f:
+            pickle.dump(content, f, protocol=2)
+
+
+def _load_into(scope, variables, path):
+    with open(path, "rb") as f:
+        stored = pickle.load(f)
+    for v in variables:
+        if v.name not in stored:
+            raise RuntimeError(f"Can not find [{v.name}] in model file [{path}]")
+        value = np.asarray(stored[v.name])
+        if v.shape is not None and all(d >= 0 for d in v.shape) and tuple(value.shape) != tuple(v.shape):
+            raise RuntimeError(f"Variable {v.name!r} has shape {list(v.shape)} in the program but "
+                               f"{list(value.shape)} in {path}")
+        scope.var(v.name).get_tensor().set(value.copy(), None)
+
+
+def load(program, model_path, executor=None, var_list=None):
+    """fluid.load: set the program's parameters (and optimizer state, when it has any) from the files
+    ``save`` wrote; ``model_path`` may name one of them (its suffix is dropped)."""
+    for suffix in _SUFFIXES:
+        if model_path.endswith(suffix):
+            model_path = model_path[:-len(suffix)]
+    scope = global_scope()
+    params_path = model_path + ".pdparams"
+    if not os.path.exists(params_path):
+        raise ValueError(f"Parameter file [{params_path}] not exits")
+    _load_into(scope, program.all_parameters(), params_path)
+    state = [v for v in program.list_vars() if _is_optimizer_state(v)]
+    if state:
+        opt_path = model_path + ".pdopt"
+        if not os.path.exists(opt_path):
+            raise ValueError(f"Optimizer file [{opt_path}] not exits")
+        _load_into(scope, state, opt_path)

@@ -60,3 +60,42 @@ def test_load_errors_are_clear(tmp_path):
         serialization.load_params(fluid.Executor(), str(tmp_path), main)
     with pytest.raises(ValueError, match="no inference model"):
         fluid.io.load_inference_model(str(tmp_path), fluid.Executor())
+
+
+def test_fluid_save_and_load_restore_parameters_and_optimizer_state(tmp_path):
+    main, startup, logits, loss = _net()
+    exe, scope = fluid.Executor(), fluid.Scope()
+    feed = {"x": np.ones((4, 4), "float32"), "y": np.zeros((4, 1), "int64")}
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        exe.run(main, feed=feed, fetch_list=[loss])  # Adam's moments are no longer zero
+        fluid.save(main, str(tmp_path / "ckpt" / "model"))
+        saved = {v.name: np.array(scope.find_var(v.name).get_tensor()).copy()
+                 for v in main.list_vars() if serialization.is_persistable(v)}
+    assert sorted(f.name for f in (tmp_path / "ckpt").iterdir()) == ["model.pdmodel", "model.pdopt",
+                                                                      "model.pdparams"]
+    assert any("moment" in name for name in saved)
+    fresh = fluid.Scope()
+    with fluid.scope_guard(fresh):
+        exe.run(startup)  # different random parameters, zero moments
+        fluid.io.load(main, str(tmp_path / "ckpt" / "model.pdparams"))  # a file name works too
+        for name, value in saved.items():
+            np.testing.assert_array_equal(np.array(fresh.find_var(name).get_tensor()), value, err_msg=name)
+
+
+def test_fluid_load_errors_name_the_missing_file_or_variable(tmp_path):
+    main, startup, logits, loss = _net()
+    exe = fluid.Executor()
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        with pytest.raises(ValueError, match=r"Parameter file \[.*nothing.pdparams\] not exits"):
+            fluid.load(main, str(tmp_path / "nothing"))
+        with pytest.raises(ValueError, match="received filename is empty string"):
+            fluid.save(main, str(tmp_path) + "/")
+        other_main, other_startup, _, _ = _net()
+        with fluid.program_guard(other_main, other_startup), fluid.unique_name.guard("extra_"):
+            fluid.layers.fc(fluid.data("z", [None, 2]), 2)  # a parameter the checkpoint lacks
+        fluid.save(main, str(tmp_path / "m"))
+        exe.run(other_startup)
+        with pytest.raises(RuntimeError, match=r"Can not find \[extra_extra_fc_0.w_0\] in model file"):
+            fluid.load(other_main, str(tmp_path / "m"))
