@@ -9,7 +9,8 @@ from .math_op_patch import monkey_patch_variable
 from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
                    elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
                    scale)
-from .nn import accuracy, batch_norm, conv2d, dropout, fc, pool2d, relu, sigmoid, softmax, square, tanh
+from .nn import (accuracy, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid, softmax, square,
+                 tanh)
 from .tensor import (assign, cast, concat, create_global_var, create_tensor, fill_constant, flatten, ones, reshape,
                      split, squeeze, sums, transpose, unsqueeze, zeros)
 
@@ -17,7 +18,7 @@ __all__ = [
     "LayerHelper", "accuracy", "assign", "autoincreased_step_counter", "batch_norm", "cast", "concat", "conv2d",
     "create_global_var", "create_py_reader_by_data", "create_tensor", "cross_entropy", "data", "double_buffer",
     "dropout", "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul",
-    "elementwise_pow", "elementwise_sub", "exponential_decay", "fc", "fill_constant", "flatten",
+    "elementwise_pow", "elementwise_sub", "embedding", "exponential_decay", "fc", "fill_constant", "flatten",
     "inverse_time_decay", "matmul", "mean", "natural_exp_decay", "ones", "piecewise_decay", "pool2d",
     "py_reader", "read_file", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "reshape",
     "scale", "sigmoid", "softmax", "softmax_with_cross_entropy", "split", "square", "square_error_cost",

@@ -178,3 +178,18 @@ def accuracy(input, label, k=1, correct=None, total=None):
     helper.append_op(type="accuracy", inputs={"Out": [topk_out], "Indices": [topk_indices], "Label": [label]},
                      outputs={"Accuracy": [acc], "Correct": [correct], "Total": [total]})
     return acc
+
+
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
+              dtype="float32"):
+    """Rows of the table ``embedding_<n>.w_0`` of shape ``size`` = [vocabulary, width] for int64 ids of
+    shape [..., 1] (output [..., width]). ``padding_idx`` (negative: from the end) reads as zeros and
+    gets no gradient. The gradient is dense (``is_sparse`` is accepted for compatibility)."""
+    helper = LayerHelper("embedding", input=input, param_attr=param_attr)
+    vocabulary, _ = size
+    w = helper.create_parameter(attr=helper.param_attr, shape=list(size), dtype=dtype)
+    out = helper.create_variable_for_type_inference(dtype)
+    padding = -1 if padding_idx is None else padding_idx if padding_idx >= 0 else vocabulary + padding_idx
+    helper.append_op(type="lookup_table", inputs={"Ids": [input], "W": [w]}, outputs={"Out": [out]},
+                     attrs={"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": padding})
+    return out

@@ -1,4 +1,5 @@
-"""Layers with train/test behaviour: dropout and batch_norm (``is_test`` flips both)."""
+"""Layers with train/test behaviour: dropout and batch_norm (``is_test`` flips both); lookup_table
+(embedding)."""
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
@@ -102,3 +103,44 @@ def _batch_norm_backward(attrs, ins, outs, douts, need):
     cast = lambda a: a.astype(x.dtype, copy=False)  # noqa: E731
     return (cast(dx) if need[0] else None, cast(dscale) if need[1] else None, cast(dbias) if need[2] else None,
             None, None, None)
+
+
+# --- lookup_table (embedding) ------------------------------------------------------------------
+def _lookup_rows(ids):
+    """fluid 1.x's ids end in a dimension of 1 ([N, 1] -> N rows); the output drops it."""
+    return ids[..., 0] if ids.ndim > 1 and ids.shape[-1] == 1 else ids
+
+
+def _lookup_infer(attrs, w, ids):
+    shape = tuple(ids.shape[:-1]) if len(ids.shape) > 1 and ids.shape[-1] == 1 else tuple(ids.shape)
+    return (shape + (w.shape[1],), w.dtype)
+
+
+@register_op("lookup_table", inputs=("W", "Ids"), outputs=("Out",), no_grad_inputs=("Ids",),
+             attrs={"padding_idx": -1, "is_sparse": False, "is_distributed": False, "remote_prefetch": False},
+             infer_shape=_lookup_infer)
+def _lookup_table_forward(attrs, w, ids):
+    rows = _lookup_rows(ids)
+    if rows.size and (rows.min() < 0 or rows.max() >= w.shape[0]):
+        bad = rows[(rows < 0) | (rows >= w.shape[0])].reshape(-1)[0]
+        raise ValueError(f"lookup_table: id {int(bad)} is out of range for a table of {w.shape[0]} rows "
+                         f"(ids must be in [0, {w.shape[0] - 1}])")
+    out = w[rows]
+    padding = attrs["padding_idx"]
+    if padding != -1:  # fluid: the padding id reads as zeros (and gets no gradient)
+        out[rows == padding % w.shape[0]] = 0
+    return out
+
+
+@register_grad("lookup_table")
+def _lookup_table_backward(attrs, ins, outs, douts, need):
+    w, ids = ins
+    rows = _lookup_rows(ids).reshape(-1)
+    dout = douts[0].reshape(rows.size, w.shape[1])
+    padding = attrs["padding_idx"]
+    if padding != -1:
+        dout = dout * (rows != padding % w.shape[0])[:, None]
+    xp = array_module(w)
+    dw = xp.zeros_like(w)
+    xp.add.at(dw, rows, dout)  # a dense gradient: fluid's is_sparse=True (SelectedRows) is not modelled
+    return dw, None
