@@ -6,7 +6,7 @@ from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
 from . import backward, clip, initializer, optimizer, regularizer
-from . import io
+from . import io, nets
 from . import dygraph
 from .dygraph import disable_dygraph, enable_dygraph
 from .framework.dygraph_mode import in_dygraph_mode
@@ -34,6 +34,6 @@ __all__ = sorted([
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",
     "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
-    "DataFeeder", "io",
+    "DataFeeder", "io", "nets",
     "disable_dygraph", "dygraph", "enable_dygraph", "in_dygraph_mode",
 ])

@@ -39,6 +39,7 @@ MODULE_MAP = {
     "paddle.fluid.executor": "minifluid.executor",
     "paddle.fluid.compiler": "minifluid.executor.compiled",
     "paddle.fluid.layers": "minifluid.layers",
+    "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
     "paddle.fluid.reader": "minifluid.io",
     "paddle.fluid.data_feeder": "minifluid.data.feeder",
