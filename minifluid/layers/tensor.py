@@ -148,3 +148,20 @@ def sums(input, out=None):
     out = out if out is not None else helper.create_variable_for_type_inference(helper.input_dtype())
     helper.append_op(type="sum", inputs={"X": helper.multiple_input()}, outputs={"Out": [out]})
     return out
+
+
+def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True, print_tensor_type=True,
+          print_tensor_shape=True, print_tensor_lod=True, print_phase="both"):
+    """Print ``input`` each time the program runs (``first_n`` times at most, -1: always; the first
+    ``summarize`` values, -1: all) and return it unchanged; ``print_phase`` 'forward', 'backward'
+    (its gradient) or 'both'."""
+    if print_phase not in ("forward", "backward", "both"):
+        raise ValueError(f"print_phase must be 'forward', 'backward' or 'both', got {print_phase!r}")
+    helper = LayerHelper("print")
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(type="print", inputs={"In": [input]}, outputs={"Out": [out]},
+                     attrs={"first_n": int(first_n), "message": message or "", "summarize": int(summarize),
+                            "print_tensor_name": print_tensor_name, "print_tensor_type": print_tensor_type,
+                            "print_tensor_shape": print_tensor_shape, "print_tensor_lod": print_tensor_lod,
+                            "print_phase": print_phase, "var_name": input.name})
+    return out
