@@ -43,13 +43,7 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     scope = scope or global_scope()
     chosen = _select(main_program, vars, predicate or is_persistable)
     os.makedirs(dirname, exist_ok=True)
-    values = {}
-    for v in chosen:
-        value = scope.find_value(v.name)
-        if value is None:
-            raise RuntimeError(f"Cannot save variable {v.name!r}: it is not initialized in the scope "
-                               "(run the startup program first)")
-        values[v.name] = np.asarray(value)
+    values = _values([v.name for v in chosen], scope, "variable")
     if filename is not None:
         with open(os.path.join(dirname, filename), "wb") as f:
             np.savez(f, **values)
@@ -75,10 +69,15 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
                 raise RuntimeError(f"Cannot load variable {v.name!r}: no file {path}")
             with open(path, "rb") as f:
                 value = np.load(f, allow_pickle=False)
-        if v.shape is not None and all(d >= 0 for d in v.shape) and tuple(value.shape) != tuple(v.shape):
-            raise RuntimeError(f"Variable {v.name!r} has shape {list(v.shape)} in the program but "
-                               f"{list(value.shape)} in {dirname}")
-        scope.var(v.name).get_tensor().set(value.copy(), None)
+        _set_checked(scope, v, value, dirname)
+
+
+def _set_checked(scope, var, value, source):
+    """Put a loaded ``value`` into ``var``'s slot in ``scope``, refusing a shape the program does not have."""
+    if var.shape is not None and all(d >= 0 for d in var.shape) and tuple(value.shape) != tuple(var.shape):
+        raise RuntimeError(f"Variable {var.name!r} has shape {list(var.shape)} in the program but "
+                           f"{list(value.shape)} in {source}")
+    scope.var(var.name).get_tensor().set(value.copy(), None)
 
 
 def save_params(executor, dirname, main_program=None, filename=None):
@@ -194,11 +193,7 @@ def _load_into(scope, variables, path):
     for v in variables:
         if v.name not in stored:
             raise RuntimeError(f"Can not find [{v.name}] in model file [{path}]")
-        value = np.asarray(stored[v.name])
-        if v.shape is not None and all(d >= 0 for d in v.shape) and tuple(value.shape) != tuple(v.shape):
-            raise RuntimeError(f"Variable {v.name!r} has shape {list(v.shape)} in the program but "
-                               f"{list(value.shape)} in {path}")
-        scope.var(v.name).get_tensor().set(value.copy(), None)
+        _set_checked(scope, v, np.asarray(stored[v.name]), path)
 
 
 def load(program, model_path, executor=None, var_list=None):

@@ -10,14 +10,16 @@ sets to ``begin - 1``, so every ``exe.run`` of the program counts one step (the 
 steps instead of fluid's ``Switch`` blocks: ``values[0] + sum((values[i+1] - values[i]) *
 [step >= boundaries[i]])``, the same numbers for the counter's whole-number steps.
 """
-import contextlib
 import functools
 
 from ..framework.program import default_main_program
 from ..initializer import Constant
 from ..ops.registry import OpRole
 from .helper import LayerHelper
+from .nn import _unary_layer
 from .tensor import cast
+
+_floor, _exp, _sign = (_unary_layer(t) for t in ("floor", "exp", "sign"))
 
 __all__ = ["autoincreased_step_counter", "exponential_decay", "inverse_time_decay", "natural_exp_decay",
            "piecewise_decay"]
@@ -25,22 +27,17 @@ __all__ = ["autoincreased_step_counter", "exponential_decay", "inverse_time_deca
 _LR_COUNTER = "@LR_DECAY_COUNTER@"
 
 
-@contextlib.contextmanager
-def _lr_schedule_role():
-    """Mark the ops appended to the main program's global block meanwhile with ``op_role = LRSched``."""
-    block = default_main_program().global_block()
-    before = set(map(id, block.ops))
-    yield
-    for op in block.ops:
-        if id(op) not in before:
-            op._set_attr("op_role", OpRole.LRSched)
-
-
 def _schedule(fn):
+    """Give the ops ``fn`` appends to the main program's global block ``op_role = LRSched``."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with _lr_schedule_role():
-            return fn(*args, **kwargs)
+        block = default_main_program().global_block()
+        before = set(map(id, block.ops))
+        out = fn(*args, **kwargs)
+        for op in block.ops:
+            if id(op) not in before:
+                op._set_attr("op_role", OpRole.LRSched)
+        return out
     return wrapper
 
 
@@ -64,16 +61,9 @@ def _decay_step():
     return cast(autoincreased_step_counter(counter_name=_LR_COUNTER, begin=0), "float32")
 
 
-def _unary(op_type, x):
-    helper = LayerHelper(op_type, x=x)
-    out = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
-    helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]})
-    return out
-
-
 def _progress(decay_steps, staircase):
     progress = _decay_step() / float(decay_steps)
-    return _unary("floor", progress) if staircase else progress
+    return _floor(progress) if staircase else progress
 
 
 @_schedule
@@ -85,7 +75,7 @@ def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
 @_schedule
 def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``learning_rate * exp(-decay_rate * step / decay_steps)``."""
-    return _unary("exp", _progress(decay_steps, staircase) * -float(decay_rate)) * float(learning_rate)
+    return _exp(_progress(decay_steps, staircase) * -float(decay_rate)) * float(learning_rate)
 
 
 @_schedule
@@ -106,6 +96,6 @@ def piecewise_decay(boundaries, values):
     lr = step * 0.0 + float(values[0])
     for boundary, before, after in zip(boundaries, values, values[1:]):
         # 1 from the step ``boundary`` on, else 0: steps are whole numbers, so compare with boundary - 0.5
-        reached = (_unary("sign", step - (float(boundary) - 0.5)) + 1.0) * 0.5
+        reached = (_sign(step - (float(boundary) - 0.5)) + 1.0) * 0.5
         lr = lr + reached * (float(after) - float(before))
     return lr
