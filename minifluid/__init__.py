@@ -11,6 +11,7 @@ from . import dygraph
 from .dygraph import disable_dygraph, enable_dygraph
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
+from .data.file_dataset import DatasetFactory
 from .backward import gradients
 from .param_attr import ParamAttr
 from .executor import Executor, Scope, global_scope, scope_guard
@@ -34,6 +35,6 @@ __all__ = sorted([
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",
     "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
-    "DataFeeder", "io", "nets",
+    "DataFeeder", "DatasetFactory", "io", "nets",
     "disable_dygraph", "dygraph", "enable_dygraph", "in_dygraph_mode",
 ])

@@ -54,6 +54,7 @@ from ..layers import io as layers_io
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .dataloader import DatasetLoader
+from .dataset_feed import FileDatasetLoader
 from .feeder import SlotSpec, slot_specs
 from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader, _passthrough
 from .prefetch import make_stage
@@ -556,3 +557,9 @@ class DataLoader:
         """
         return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list, use_multiprocess,
                                drop_last, timeout)
+
+    @staticmethod
+    def from_dataset(dataset, places, drop_last=True):
+        """A loader over a fluid.dataset QueueDataset/InMemoryDataset: one reader per place; each step is a
+        list with one feed dict per place; ``drop_last`` drops short batches (``data/dataset_feed.py``)."""
+        return FileDatasetLoader(dataset, places, drop_last)

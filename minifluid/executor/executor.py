@@ -18,6 +18,7 @@ from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
+from .dataset_run import run_from_dataset
 from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
@@ -197,6 +198,21 @@ class Executor:
         plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
         return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
+
+    def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """Run ``program`` on every batch of ``dataset`` (a fluid.dataset QueueDataset/InMemoryDataset):
+        ``thread`` readers (0: the dataset's thread count) feed it in turn; the ``fetch_list`` values are
+        printed with their ``fetch_info`` every ``print_period`` batches of reader 0. Returns None.
+        See executor/dataset_run.py."""
+        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
+                                fetch_handler)
+
+    def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """``train_from_dataset`` for evaluation: the same run (pass a test clone of the program)."""
+        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
+                                fetch_handler)
 
     @staticmethod
     def _run_plan(plan, env, lods, return_numpy=True):
