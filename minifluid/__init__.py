@@ -26,14 +26,10 @@ from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_place
 
 __version__ = "0.1.0"
 
-__all__ = sorted([
-    "batch",
-    "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy", "Executor",
-    "LoDTensor", "LoDTensorArray", "Parameter", "Program", "Scope", "load", "save",
-    "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
-    "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
-    "program_guard", "scope_guard", "unique_name",
-    "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
-    "DataFeeder", "io", "nets",
-    "disable_dygraph", "dygraph", "enable_dygraph", "in_dygraph_mode",
-])
+__all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
+           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter", "Program",
+           "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor",
+           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph",
+           "dygraph", "enable_dygraph", "framework", "global_scope", "gradients", "in_dygraph_mode",
+           "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets", "optimizer",
+           "program_guard", "regularizer", "save", "scope_guard", "unique_name"]
