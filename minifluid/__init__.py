@@ -23,8 +23,7 @@ from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
 from .serialization import load, save
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
-
-__version__ = "0.1.0"
+from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
 __all__ = sorted([
     "batch",
@@ -35,5 +34,5 @@ __all__ = sorted([
     "program_guard", "scope_guard", "unique_name",
     "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
     "DataFeeder", "io", "nets",
-    "disable_dygraph", "dygraph", "enable_dygraph", "in_dygraph_mode",
+    "disable_dygraph", "dygraph", "enable_dygraph", "in_dygraph_mode", "require_version",
 ])

@@ -18,6 +18,8 @@ import importlib.util
 import sys
 import types
 
+from ..version import full_version as _FLUID_VERSION
+
 __all__ = ["install", "uninstall", "installed", "UnsupportedAPIError", "MODULE_MAP", "supported_api"]
 
 
@@ -61,7 +63,11 @@ MODULE_MAP = {
     "paddle.nn.functional": "minifluid.dygraph.functional",
     "paddle.optimizer": "minifluid.dygraph.paddle_optimizer",
     "paddle.static": "minifluid",
+    "paddle.version": "minifluid.version",
 }
+
+# legacy version checks (`paddle.__version__ >= "1.6"`) see the fluid level minifluid emulates
+_VERSIONED = ("paddle", "paddle.fluid")
 
 # names legacy code reaches for that minifluid answers differently
 ALTERNATIVES = {
@@ -94,6 +100,8 @@ class _ProxyModule(types.ModuleType):
         super().__init__(name, getattr(target, "__doc__", None))
         object.__setattr__(self, "_target", target)
         self.__path__ = []  # a package, so submodules import through the finder
+        if name in _VERSIONED:
+            self.__version__ = _FLUID_VERSION
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
