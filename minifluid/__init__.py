@@ -23,8 +23,7 @@ from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
 from .serialization import load, save
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
-
-__version__ = "0.1.0"
+from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
            "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter", "Program",
@@ -32,4 +31,4 @@ __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Compile
            "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph",
            "dygraph", "enable_dygraph", "framework", "global_scope", "gradients", "in_dygraph_mode",
            "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets", "optimizer",
-           "program_guard", "regularizer", "save", "scope_guard", "unique_name"]
+           "program_guard", "regularizer", "require_version", "save", "scope_guard", "unique_name"]

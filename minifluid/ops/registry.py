@@ -63,14 +63,10 @@ def array_module(x):
     return _cupy.get_array_module(x)
 
 
-def _enable_cupy():
+def _enable_cupy(cupy):
+    """Let ``array_module`` recognise CuPy arrays (places.py calls this once CuPy has imported)."""
     global _cupy
-    try:
-        import cupy  # noqa: PLC0415 - optional GPU extra
-    except Exception:  # pragma: no cover - depends on the machine
-        return None
     _cupy = cupy
-    return cupy
 
 
 @dataclass
