@@ -1,0 +1,17 @@
+"""Fixtures shared by the test folders."""
+import pytest
+
+from minifluid import compat
+
+
+@pytest.fixture
+def paddle():
+    """The compat ``paddle`` package for one test (``python -m minifluid.compat`` does the same)."""
+    compat.install()
+    try:
+        import paddle  # noqa: PLC0415 - resolved by the compat finder
+        yield paddle
+    finally:
+        compat.uninstall()
+        import minifluid.dygraph.base as base  # noqa: PLC0415
+        base._static_requested = False
