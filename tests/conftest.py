@@ -5,6 +5,14 @@ from minifluid import compat
 
 
 @pytest.fixture
+def scratch_registry(monkeypatch):
+    """The op registry, restored after the test: ops a test registers do not outlive it."""
+    from minifluid.ops import registry
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    return registry
+
+
+@pytest.fixture
 def paddle():
     """The compat ``paddle`` package for one test (``python -m minifluid.compat`` does the same)."""
     compat.install()

@@ -19,13 +19,11 @@ from ..dygraph import paddle_nn as nn
 from ..dygraph import paddle_optimizer as optimizer
 from ..dygraph.checkpoint import load, save
 from ..dygraph.tensor import Tensor, default_tracer
-from ..framework.dtypes import get_default_dtype, set_default_dtype
+from ..dtypes import get_default_dtype, set_default_dtype
 from ..param_attr import ParamAttr
 from ..places import CPUPlace, CUDAPlace
 from ..reader import batch
 from .paddle_framework.random import seed
-
-__version__ = "1.8.0-minifluid"
 
 __all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "batch", "disable_static", "enable_static",
            "get_default_dtype", "in_dynamic_mode", "io", "load", "mean", "nn", "no_grad", "optimizer", "reshape",

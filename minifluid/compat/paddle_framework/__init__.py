@@ -1,7 +1,7 @@
 """``paddle.framework`` (2.x): default dtype, places, parameter attributes, ``seed``, and ``random``."""
 from ...dygraph.base import no_grad
 from ...dygraph.checkpoint import load, save
-from ...framework.dtypes import get_default_dtype, set_default_dtype
+from ...dtypes import get_default_dtype, set_default_dtype
 from ...param_attr import ParamAttr
 from ...places import CPUPlace, CUDAPinnedPlace, CUDAPlace
 from . import random
