@@ -54,7 +54,7 @@ class _OpTimes:
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
         timed = copy.copy(plan)
         timed.steps = [self._timed(step, i) for i, step in enumerate(plan.steps)]
-        return exe._run_plan(timed, scope._vars, scope._lods, return_numpy=False)
+        return exe._execute(timed, program, scope, return_numpy=False)
 
     def _timed(self, step, i):
         def run(env, lods):
