@@ -5,7 +5,7 @@ from ..dtypes import get_default_dtype
 
 # fluid's names (tests/compat/test_paddle_names.py keeps this list equal to minifluid.__all__)
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
-           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter",
+           "DatasetFactory", "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter",
            "Program", "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places",
            "create_lod_tensor", "cuda_places", "data", "default_main_program", "default_startup_program",
            "disable_dygraph", "dygraph", "enable_dygraph", "framework", "global_scope", "gradients",

@@ -23,7 +23,6 @@ import numpy as np
 from ..framework import dygraph_mode
 from ..lod_tensor import LoDTensor
 from ..places import CPUPlace
-from .file_dataset import DatasetBase, InMemoryDataset
 
 __all__ = ["DatasetBatches", "FileDatasetLoader", "READER_CAPACITY"]
 
@@ -87,7 +86,7 @@ class FileDatasetLoader:
     per step, a list with one feed dict (name -> LoDTensor) per place (NOTE above)."""
 
     def __init__(self, dataset, places, drop_last=True):
-        if not isinstance(dataset, DatasetBase):
+        if not hasattr(dataset, "_streams"):  # a file_dataset.DatasetBase (which imports this module)
             raise TypeError(f"dataset must be type of DatasetBase (fluid.DatasetFactory().create_dataset(...) or "
                             f"paddle.distributed.QueueDataset/InMemoryDataset), got {type(dataset).__name__}")
         if dygraph_mode.current_tracer() is not None:
@@ -100,7 +99,7 @@ class FileDatasetLoader:
         if dataset.thread_num != 0 and dataset.thread_num != thread_num:
             _log.warning("thread_num %d which is set in Dataset is ignored", dataset.thread_num)
         dataset.set_thread(thread_num)
-        if isinstance(dataset, InMemoryDataset) and (dataset.queue_num or 0) > thread_num:
+        if (getattr(dataset, "queue_num", None) or 0) > thread_num:  # an InMemoryDataset's channels
             _log.warning("queue_num %d which is set in Dataset is ignored", dataset.queue_num)
             dataset.set_queue_num(thread_num)
         dataset._check_ready()

@@ -29,9 +29,10 @@ from itertools import chain
 
 import numpy as np
 
+from .dataset_run import run_from_dataset
 from .multislot import SampleTable, empty_table, parse_lines, rebatch, slot_formats
 
-__all__ = ["DatasetBase", "DatasetFactory", "InMemoryDataset", "PipeCommandError", "QueueDataset", "read_chunks"]
+__all__ = ["DatasetBase", "DatasetFactory", "InMemoryDataset", "PipeCommandError", "QueueDataset"]
 
 _log = logging.getLogger("minifluid.data")
 
@@ -196,6 +197,11 @@ class DatasetBase:
 
     def _set_input_type(self, input_type):
         self.input_type = input_type
+
+    def _run(self, exe, program, scope, thread, debug, fetch_list, fetch_info, print_period, fetch_handler):
+        """``exe.train_from_dataset(program, self, ...)`` (dataset_run.py)."""
+        return run_from_dataset(exe, program, self, scope, thread, debug, fetch_list, fetch_info, print_period,
+                                fetch_handler)
 
     # --- what the readers read (NOTE above) ----------------------------------------------------------
     def _check_ready(self):

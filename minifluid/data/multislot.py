@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..framework.dtypes import to_numpy_dtype
+from ..dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
 __all__ = ["MalformedLineError", "SampleTable", "SlotFormat", "parse_lines", "rebatch", "slot_formats"]

@@ -28,7 +28,6 @@ from ..lod_tensor import LoDTensor
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
 from .context import ExecutionContext, Frame, current_frame
-from .dataset_run import run_from_dataset
 from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
@@ -285,15 +284,16 @@ class Executor:
         """Run ``program`` on every batch of ``dataset`` (a fluid.dataset QueueDataset/InMemoryDataset):
         ``thread`` readers (0: the dataset's thread count) feed it in turn; the ``fetch_list`` values are
         printed with their ``fetch_info`` every ``print_period`` batches of reader 0. Returns None.
-        See executor/dataset_run.py."""
-        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
-                                fetch_handler)
+        The dataset runs it (data/dataset_run.py)."""
+        if dataset is None:
+            raise RuntimeError("dataset is need and should be initialized")
+        return dataset._run(self, program, scope, thread, debug, fetch_list, fetch_info, print_period, fetch_handler)
 
     def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
                            fetch_info=None, print_period=100, fetch_handler=None):
         """``train_from_dataset`` for evaluation: the same run (pass a test clone of the program)."""
-        return run_from_dataset(self, program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
-                                fetch_handler)
+        return self.train_from_dataset(program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
+                                       fetch_handler)
 
     @staticmethod
     def _run_plan(plan, env, lods, return_numpy=True):

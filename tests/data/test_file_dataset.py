@@ -15,7 +15,7 @@ from minifluid.data.file_dataset import PipeCommandError, read_chunks
 from minifluid.data.loader import PRODUCER_THREAD_NAME
 from minifluid.data.multislot import MalformedLineError, parse_lines, slot_formats
 from minifluid.errors import ReaderKilledError
-from minifluid.testing import live_threads
+from minifluid.data.leak_checks import live_threads
 
 pytestmark = pytest.mark.timeout(60)
 

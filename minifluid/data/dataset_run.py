@@ -1,9 +1,10 @@
-"""``Executor.train_from_dataset`` / ``infer_from_dataset``: run a Program on every batch of a fluid.dataset.
+"""``Executor.train_from_dataset`` / ``infer_from_dataset``: run a Program on every batch of a fluid.dataset
+(the executor hands the run to the dataset, ``DatasetBase._run``, so it needs to know nothing of datasets).
 
 fluid runs N "Hogwild" threads here, each running the program on its own reader's batches against
 shared parameters, without locks. minifluid runs the N readers in loader threads (reading and
 parsing overlap the computation) and the program in the caller's thread, taking the readers'
-batches in turn (NOTE [ Dataset readers and rounds ] in data/dataset_feed.py): the same batches, the
+batches in turn (NOTE [ Dataset readers and rounds ] in dataset_feed.py): the same batches, the
 parameter updates in a fixed order, no races. As in fluid, ``infer_from_dataset`` runs the program
 as given (run a ``clone(for_test=True)`` to leave the parameters alone) and both return None.
 
@@ -18,10 +19,10 @@ import time
 
 import numpy as np
 
-from ..data.dataset_feed import DatasetBatches, batch_samples
+from ..executor.feed_fetch import feed_into, fetch_names
+from ..executor.scope import global_scope
 from ..framework.program import default_main_program
-from .feed_fetch import feed_into, fetch_names
-from .scope import global_scope
+from .dataset_feed import DatasetBatches, batch_samples
 
 __all__ = ["DEBUG_PERIOD", "run_from_dataset"]
 
@@ -81,8 +82,6 @@ class _OpTimes:
 def run_from_dataset(exe, program, dataset, scope=None, thread=0, debug=False, fetch_list=None, fetch_info=None,
                      print_period=100, fetch_handler=None):
     """The body of ``Executor.train_from_dataset`` / ``infer_from_dataset`` (see the module docstring)."""
-    if dataset is None:
-        raise RuntimeError("dataset is need and should be initialized")
     if fetch_handler is not None:
         raise NotImplementedError("train_from_dataset(fetch_handler=...) is not implemented by minifluid; use "
                                   "fetch_list with print_period")
