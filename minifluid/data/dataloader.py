@@ -25,13 +25,12 @@ import itertools
 import threading
 import warnings
 import weakref
-from collections.abc import Mapping
 
 import numpy as np
 
 from minifluid._blas import limit_for_background_threads
 from minifluid.data.collate import (default_collate_deferred, default_collate_fn, default_convert_fn,
-                                   describe_samples)
+                                   describe_samples, flatten_batch, restore_batch)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
 from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
@@ -50,13 +49,14 @@ THREAD_NAME = "minifluid-dataset-loader"
 
 
 # --- fetching: indices -> batch (runs in the consumer, the loader thread or a worker process) ---------
+def _as_field(field):
+    return field if isinstance(field, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(field)
+
+
 def _as_fields(batch):
-    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField)."""
-    if isinstance(batch, Mapping):
-        batch = list(batch.values())
-    elif not isinstance(batch, (list, tuple)):
-        batch = [batch]
-    return [f if isinstance(f, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(f) for f in batch]
+    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField), a
+    ``StructuredBatch`` for dicts and nested lists (NOTE [ Nested batches: dicts and lists of fields ])."""
+    return flatten_batch(batch, _as_field)
 
 
 def _collate(collate_fn, samples, indices, what, batched):
@@ -316,9 +316,9 @@ class DatasetLoader:
         tracer = dygraph_mode.current_tracer()
         if tracer is not None:
             assert len(self.places) == 1, "Number of places must be 1 in imperative mode"
-            return [tracer.eager_tensor(field) for field in batches[0]]
+            return restore_batch(batches[0], tracer.eager_tensor)
         if self.return_list:
-            return batches[0] if len(self.places) == 1 else batches
+            return restore_batch(batches[0]) if len(self.places) == 1 else [restore_batch(b) for b in batches]
         outputs = []
         for batch in batches:
             if len(batch) != len(self._feed_names):
