@@ -67,9 +67,6 @@ REPLACEMENTS = {
         "fluid.io.load_inference_model(dirname, executor) (fluid 1.8's arguments)",
     "paddle.CUDAPinnedPlace": "fluid.CUDAPinnedPlace()",
     "paddle.is_compiled_with_cuda": "fluid.is_compiled_with_cuda()",
-    "paddle.io.DistributedBatchSampler":
-        "paddle.io.BatchSampler(dataset, shuffle=shuffle, batch_size=batch_size, drop_last=drop_last) "
-        "(one process)",
     "paddle.nn.ClipGradByGlobalNorm": "fluid.clip.GradientClipByGlobalNorm(clip_norm)",
     "paddle.nn.ClipGradByNorm": "fluid.clip.GradientClipByNorm(clip_norm)",
     "paddle.nn.ClipGradByValue": "fluid.clip.GradientClipByValue(max, min)",
@@ -248,7 +245,6 @@ NOT_SUPPORTED_YET = {
                           "mq2007",
         "paddle": "vision text",
         "paddle.nn": "vision"},
-    "samplers": {"paddle.io": "WeightedRandomSampler"},
     "high-level training API (paddle.Model)": {"paddle": "Model callbacks summary flops hapi"},
     "model export and serialization (paddle 2.x)": {
         "paddle.static": """serialize_program deserialize_program serialize_persistables deserialize_persistables
@@ -266,8 +262,7 @@ NOT_SUPPORTED_YET = {
     "devices and runtime settings": {
         "paddle.fluid": "get_flags set_flags profiler install_check ComplexVariable",
         "paddle.static": "xpu_places",
-        "paddle": """XPUPlace is_compiled_with_xpu get_device get_cudnn_version get_default_dtype set_default_dtype
-            set_printoptions"""},
+        "paddle": """XPUPlace is_compiled_with_xpu get_device get_cudnn_version set_printoptions"""},
 }
 
 
