@@ -8,7 +8,7 @@ import numpy as np
 from .ops import registry
 
 __all__ = ["CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "cpu_places", "cuda_places",
-           "is_compiled_with_cuda", "place_array_module"]
+           "is_compiled_with_cuda", "non_empty_places", "place_array_module"]
 
 
 class _Place:
@@ -108,3 +108,16 @@ def cuda_places(device_ids=None):
     elif not isinstance(device_ids, (list, tuple)):
         device_ids = [device_ids]
     return [CUDAPlace(i) for i in device_ids]
+
+
+def non_empty_places(places, user):
+    """``places`` (one place or a list) as a list; ValueError when it is empty: ``user`` (say "an iterable
+    DataLoader") would otherwise feed nothing, forever."""
+    places = list(places) if isinstance(places, (list, tuple)) else [places]
+    if not places:
+        raise ValueError(
+            f"places is empty: {user} needs at least one place. fluid.cpu_places() is empty when the CPU_NUM "
+            f"environment variable is 0 (here CPU_NUM={os.environ.get('CPU_NUM')!r}), and fluid.cuda_places() "
+            "when no GPU is selected. Pass fluid.CPUPlace() (or fluid.cpu_places(1)), or set CPU_NUM to a "
+            "positive number.")
+    return places
