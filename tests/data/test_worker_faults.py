@@ -9,7 +9,6 @@ from minifluid.errors import ReaderKilledError
 
 from .test_loader_errors import build
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def batch(i):
