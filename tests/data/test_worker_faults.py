@@ -29,7 +29,7 @@ def labels(step):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("use_multiprocess", [False, True])
 def test_two_places_without_drop_last_deliver_the_batch_made_before_a_failure(use_multiprocess):
-    _, loader, _ = build(use_multiprocess=use_multiprocess, drop_last=False)
+    _, loader, _ = build(True, use_multiprocess=use_multiprocess, drop_last=False)
     loader.set_batch_generator(three_then_fail, places=fluid.cpu_places(2))
     got = []
     with pytest.raises(ReaderKilledError, match="part-00003"):
@@ -40,7 +40,7 @@ def test_two_places_without_drop_last_deliver_the_batch_made_before_a_failure(us
 
 @pytest.mark.timeout(60)
 def test_data_parallel_non_iterable_runs_the_last_batch_then_raises():
-    main, loader, loss = build(iterable=False, drop_last=False)
+    main, loader, loss = build(False, drop_last=False)
     loader.set_batch_generator(three_then_fail)
     exe = fluid.Executor(fluid.CPUPlace())
     compiled = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=fluid.cpu_places(2))
@@ -57,7 +57,7 @@ def test_data_parallel_non_iterable_runs_the_last_batch_then_raises():
 
 @pytest.mark.timeout(60)
 def test_with_drop_last_a_short_round_before_a_failure_is_dropped_as_at_the_end():
-    _, loader, _ = build(drop_last=True)
+    _, loader, _ = build(True, drop_last=True)
     loader.set_batch_generator(three_then_fail, places=fluid.cpu_places(2))
     got = []
     with pytest.raises(ReaderKilledError, match="part-00003"):
@@ -99,7 +99,7 @@ def test_a_reader_raising_a_base_exception_is_reported_with_its_type(transport, 
                 got.append(int(label[0, 0]))
         assert got == [0, 2]
     else:
-        _, loader, _ = build(use_multiprocess=transport == "worker")
+        _, loader, _ = build(True, use_multiprocess=transport == "worker")
         loader.set_batch_generator(raising(exc_type), places=fluid.CPUPlace())
         got = []
         with pytest.raises(ReaderKilledError) as info:
