@@ -18,7 +18,7 @@ from ..lod_tensor import LoDTensor
 from .feed_errors import RAGGED_BATCH_MESSAGE, batch_field_error, describe_value
 from .feeder import convert_or_defer, convert_sample_list, make_converters
 
-__all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator",
+__all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator", "as_batch_field",
            "FIELD_COUNT_MESSAGE", "RAGGED_BATCH_MESSAGE"]
 
 FIELD_COUNT_MESSAGE = (
@@ -80,7 +80,7 @@ class _SampleListBatches:
             for index, samples in enumerate(sample_lists):
                 try:  # a failure here is the conversion's, not the reader's (errors.ConversionFailed)
                     if converters is None:
-                        batch = [_batch_field(column, i, None, index) for i, column in enumerate(zip(*samples))]
+                        batch = [as_batch_field(column, i, None, index) for i, column in enumerate(zip(*samples))]
                     else:
                         batch = convert(samples, converters, _field_count_error)
                 except Exception as e:
@@ -90,7 +90,7 @@ class _SampleListBatches:
             _close(sample_lists)
 
 
-def _batch_field(item, position, name, batch_index):
+def as_batch_field(item, position=None, name=None, batch_index=None):
     """An ndarray or LoDTensor as given (no dtype cast); anything else through ``np.asarray``."""
     if type(item) is np.ndarray:
         if item.dtype.hasobject:
@@ -121,7 +121,7 @@ def _checked_batch(batch, names, index):
                         f"expected {expected}")
     if names is not None and len(batch) != len(names):
         raise _field_count_error(len(batch), len(names))
-    return [_batch_field(item, i, names and names[i], index) for i, item in enumerate(batch)]
+    return [as_batch_field(item, i, names and names[i], index) for i, item in enumerate(batch)]
 
 
 def from_batch_generator(reader, names):

@@ -108,8 +108,9 @@ def _item_problem(item, spec):
 
 def batch_field_error(index, name, field, batch_index, ragged):
     """The TypeError for field ``index`` of a ``set_batch_generator`` batch that is None or not an array."""
-    where = f"field {index}" + (f" (feed variable '{name}')" if name else "") + f" of batch {batch_index}"
+    where = "a batch field" if index is None else \
+        f"field {index}" + (f" (feed variable '{name}')" if name else "") + f" of batch {batch_index} (counting from 0)"
     if ragged:
-        return TypeError(f"{where} (counting from 0) is {describe_value(field)}." + RAGGED_BATCH_MESSAGE)
-    return TypeError(f"{where} (counting from 0) is {describe_value(field)}; expected an ndarray, a LoDTensor "
-                     "or a nested list of numbers")
+        return TypeError(f"{where} is {describe_value(field)}." + RAGGED_BATCH_MESSAGE)
+    return TypeError(f"{where} is {describe_value(field)}; expected an ndarray, a LoDTensor or a nested list of "
+                     "numbers")
