@@ -4,6 +4,10 @@ The package budget is 10,000 code lines: 8,029 when it was set, plus about 1,600
 being written then (paddle.dataset's readers, fluid.dataset's file datasets, Paddle's file formats)
 and under 400 of headroom. The LoD and control-flow issues add more than that: they raise the
 budget in their own change, saying by how much and for what, here and in the README.
+Raised to 10,400 with fluid.dataset (764 lines: the MultiSlot parser 274, the datasets 310, their
+readers and train_from_dataset 180), which came when changes landed meanwhile (the compat hints, the
+conv kernels, the execution context: about 1,500 lines) had taken the rest of the 10,000; 10,400
+leaves about 120 lines of headroom.
 """
 import ast
 import io
@@ -14,7 +18,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_000
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_400
 
 
 def code_lines(path):

@@ -150,7 +150,7 @@ class DatasetBase:
         self.set_thread(thread_num)
         self.set_use_var(use_var)
         self.set_pipe_command(pipe_command)
-        self.input_type = input_type
+        self.set_input_type(input_type)
         self.set_hdfs_config(fs_name, fs_ugi)
         self.set_download_cmd(download_cmd)
 
@@ -192,11 +192,12 @@ class DatasetBase:
         return (f'name: "{self._feed_name}"\nbatch_size: {self.batch_size}\nmulti_slot_desc {{\n{slots}}}\n'
                 f'pipe_command: "{self.pipe_command}"\n')
 
+    def set_input_type(self, input_type):
+        self.input_type = input_type
+
     _set_pipe_command, _set_batch_size, _set_thread = set_pipe_command, set_batch_size, set_thread
     _set_use_var, _set_hdfs_config, _set_download_cmd, _desc = set_use_var, set_hdfs_config, set_download_cmd, desc
-
-    def _set_input_type(self, input_type):
-        self.input_type = input_type
+    _set_input_type = set_input_type
 
     def _run(self, exe, program, scope, thread, debug, fetch_list, fetch_info, print_period, fetch_handler):
         """``exe.train_from_dataset(program, self, ...)`` (dataset_run.py)."""
@@ -273,15 +274,10 @@ class InMemoryDataset(DatasetBase):
 
     def update_settings(self, **kwargs):
         """paddle 2.0: change any of ``init``'s (or ``_init_distributed_settings``') settings later."""
-        setters = {"pipe_command": self.set_pipe_command, "batch_size": self.set_batch_size,
-                   "thread_num": self.set_thread, "use_var": self.set_use_var, "input_type": self._set_input_type,
-                   "download_cmd": self.set_download_cmd, "queue_num": self.set_queue_num,
-                   "parse_ins_id": self.set_parse_ins_id, "parse_content": self.set_parse_content,
-                   "fleet_send_batch_size": self.set_fleet_send_batch_size,
-                   "fleet_send_sleep_seconds": self.set_fleet_send_sleep_seconds}
-        for key, value in kwargs.items():
-            if key in setters:
-                setters[key](value)
+        for key, value in kwargs.items():  # set_<key>, but set_thread for thread_num
+            setter = getattr(self, "set_thread" if key == "thread_num" else f"set_{key}", None)
+            if setter is not None and key not in ("hdfs_config", "filelist"):
+                setter(value)
         if "fs_name" in kwargs and "fs_ugi" in kwargs:
             self.set_hdfs_config(kwargs["fs_name"], kwargs["fs_ugi"])
         self._check_unsupported(kwargs)

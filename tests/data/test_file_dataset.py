@@ -434,12 +434,14 @@ def test_train_from_dataset_errors(tmp_path):
 def test_desc_and_the_paddle_2_setters(tmp_path):
     _, variables = slots()
     ds = paddle_style_dataset(variables, [])
-    ds.update_settings(batch_size=16, queue_num=1)
+    assert ds.thread_num == 2 and ds.batch_size == 8
+    ds.update_settings(batch_size=16, queue_num=1, thread_num=3, parse_ins_id=True, fs_name="afs", fs_ugi="u")
     ds._set_pipe_command("awk '{print}'")
     desc = ds.desc()
     assert 'name: "MultiSlotInMemoryDataFeed"' in desc and "batch_size: 16" in desc
     assert 'name: "dense"\n    type: "float"\n    is_dense: true' in desc and 'type: "uint64"' in desc
-    assert "pipe_command: \"awk '{print}'\"" in desc and ds.queue_num == 1 and ds.thread_num == 2
+    assert "pipe_command: \"awk '{print}'\"" in desc and ds.queue_num == 1 and ds.thread_num == 3
+    assert ds.parse_ins_id and (ds.fs_name, ds.fs_ugi) == ("afs", "u")
     with pytest.raises(NotImplementedError, match="parameter-server"):
         ds._init_distributed_settings(merge_size=2)
     with pytest.raises(NotImplementedError, match="QueueDataset does not support local shuffle"):
