@@ -11,7 +11,7 @@ from . import dygraph
 from .dygraph import disable_dygraph, enable_dygraph
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
-from .data.file_dataset import DatasetFactory
+from .data.file_dataset import DatasetFactory, InMemoryDataset, QueueDataset
 from .backward import gradients
 from .param_attr import ParamAttr
 from .executor import Executor, Scope, global_scope, scope_guard
@@ -27,9 +27,9 @@ from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_place
 from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
-           "DatasetFactory", "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter",
-           "Program", "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor",
-           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph",
-           "dygraph", "enable_dygraph", "framework", "global_scope", "gradients", "in_dygraph_mode",
-           "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets", "optimizer",
-           "program_guard", "regularizer", "require_version", "save", "scope_guard", "unique_name"]
+           "DatasetFactory", "ExecutionStrategy", "Executor", "InMemoryDataset", "LoDTensor", "LoDTensorArray",
+           "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "backward", "batch", "clip",
+           "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
+           "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph", "framework", "global_scope",
+           "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets",
+           "optimizer", "program_guard", "regularizer", "require_version", "save", "scope_guard", "unique_name"]

@@ -233,13 +233,13 @@ NOT_SUPPORTED_YET = {
     "distributed training": {
         "paddle.fluid": "DistributeTranspiler DistributeTranspilerConfig HashName RoundRobin transpiler incubate",
         "paddle.fluid.dygraph": "DataParallel ParallelEnv prepare_context parallel",
-        "paddle": "DataParallel distributed"},
+        "paddle": "DataParallel",
+        "paddle.distributed": "fleet init_parallel_env spawn launch get_rank get_world_size ParallelEnv all_reduce "
+                              "broadcast"},
     "mixed precision, quantization and compression (contrib)": {
         "paddle.fluid": "contrib",
         "paddle.static": "amp",
         "paddle": "amp"},
-    "file datasets and trainers (fluid.dataset)": {
-        "paddle.fluid": "DatasetFactory InMemoryDataset QueueDataset"},
     "datasets and models (paddle.vision, paddle.text)": {
         "paddle.dataset": "cifar imdb imikolov movielens uci_housing wmt14 wmt16 conll05 flowers voc2012 sentiment "
                           "mq2007",

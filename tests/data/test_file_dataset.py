@@ -454,7 +454,8 @@ def test_legacy_script_through_the_compat_entry_point(tmp_path):
         import paddle
         import paddle.fluid as fluid
         from paddle.fluid.dataset import DatasetFactory
-        assert fluid.DatasetFactory is DatasetFactory and paddle.distributed.QueueDataset
+        assert fluid.DatasetFactory is DatasetFactory and fluid.InMemoryDataset is paddle.distributed.InMemoryDataset
+        assert paddle.io.DataLoader.from_dataset is fluid.io.DataLoader.from_dataset
         with open("part-0", "w") as f:
             for i in range(40):
                 f.write("2 %d %d 1 %d\\n" % (i, i + 1, i % 2))
