@@ -21,7 +21,7 @@ from .framework.variable import Parameter
 from .layers.io import data
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
-from .serialization import load, save
+from .program_state import load, load_program_state, save, set_program_state
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
 
 __version__ = "0.1.0"
@@ -29,7 +29,8 @@ __version__ = "0.1.0"
 __all__ = sorted([
     "batch",
     "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy", "Executor",
-    "LoDTensor", "LoDTensorArray", "Parameter", "Program", "Scope", "load", "save",
+    "LoDTensor", "LoDTensorArray", "Parameter", "Program", "Scope", "load", "load_program_state", "save",
+    "set_program_state",
     "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
     "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
     "program_guard", "scope_guard", "unique_name",

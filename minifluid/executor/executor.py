@@ -16,6 +16,7 @@ import numpy as np
 
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor
+from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
 from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
@@ -145,7 +146,7 @@ def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
 def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
     block = program.block(block_idx)
     feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
-    steps = [_compile_op(op, to_device) for op in block.ops]
+    steps = [_compile_op(op, to_device) for op in block.ops if op.type not in FEED_FETCH_OPS]
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)

@@ -3,6 +3,7 @@ import contextlib
 import copy
 
 from ..ops.registry import OpRole, get_op_spec
+from . import program_desc
 from .block import Block
 from .variable import VarType
 
@@ -61,6 +62,17 @@ class Program:
 
     def all_parameters(self):
         return [p for b in self.blocks for p in b.all_parameters()]
+
+    # --- fluid's ProgramDesc (framework/program_desc.py) -----------------------------
+    @staticmethod
+    def parse_from_string(binary_str):
+        """A Program from the bytes of a ``__model__`` / ``.pdmodel`` file (fluid's ProgramDesc)."""
+        return program_desc.parse_program(binary_str, Program)
+
+    @property
+    def desc(self):
+        """fluid's ``program.desc``: ``serialize_to_string()``, ``get_feed_target_names()``, ..."""
+        return program_desc.ProgramDescView(self)
 
     def list_vars(self):
         for b in self.blocks:
