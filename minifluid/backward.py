@@ -24,7 +24,7 @@ are filled with ``fill_zeros_like``; a missing non-duplicable one reaches the ke
 """
 from collections import Counter
 
-from .framework.dtypes import is_float_dtype
+from .dtypes import is_float_dtype
 from .framework.variable import Variable
 from .ops.registry import OpRole, get_op_spec, grad_var_name
 

@@ -2,9 +2,9 @@
 from .errors import EOFException
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
-from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
+from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, get_cuda_device_count, is_compiled_with_cuda
 
 EnforceNotMet = RuntimeError
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "Scope", "is_compiled_with_cuda"]
+           "Scope", "get_cuda_device_count", "is_compiled_with_cuda"]

@@ -15,7 +15,7 @@ import sys
 import traceback
 
 __all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError",
-           "ComposeNotAligned", "QUEUE_KILLED_MESSAGE"]
+           "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE"]
 
 QUEUE_KILLED_MESSAGE = "Blocking queue is killed because the data reader raises an exception."
 
@@ -37,6 +37,13 @@ class WorkerDiedError(ReaderKilledError):
 
 class ComposeNotAligned(ValueError):
     """``reader.compose`` got readers of different lengths."""
+
+
+class CUDAUnavailableError(RuntimeError, AssertionError):
+    """A GPU was asked for and none can be used; the message names why (CuPy missing, no device).
+
+    fluid asserted "Not compiled with CUDA" here, so ``except AssertionError`` keeps catching it.
+    """
 
 
 class _RemoteError(Exception):

@@ -23,8 +23,6 @@ from ..param_attr import ParamAttr
 from ..places import CPUPlace, CUDAPlace
 from ..reader import batch
 
-__version__ = "1.8.0-minifluid"
-
 __all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "batch", "disable_static", "enable_static", "in_dynamic_mode",
            "io", "load", "mean", "nn", "no_grad", "optimizer", "reshape", "save", "seed", "set_device", "to_tensor"]
 

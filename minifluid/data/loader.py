@@ -44,10 +44,10 @@ import weakref
 import numpy as np
 
 from .._blas import limit_for_background_threads
+from ..dtypes import to_numpy_dtype
 from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
-from ..framework.dtypes import to_numpy_dtype
 from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..layers import io as layers_io

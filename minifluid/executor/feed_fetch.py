@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..framework.dtypes import to_numpy_dtype
+from ..dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
 __all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed"]

@@ -1,7 +1,7 @@
 """Graph IR: builds Programs, never runs them."""
+from ..dtypes import convert_dtype
 from . import unique_name
 from .block import Block
-from .dtypes import convert_dtype
 from .operator import Operator
 from .program import (Program, default_main_program, default_startup_program, program_guard,
                       switch_main_program, switch_startup_program)

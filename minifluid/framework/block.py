@@ -1,7 +1,7 @@
 """Block: an ordered list of ops and a table of variables, with lookup up the parent chain."""
+from ..dtypes import convert_dtype
 from ..ops.registry import get_op_spec
 from . import unique_name
-from .dtypes import convert_dtype
 from .operator import Operator
 from .variable import Parameter, Variable
 

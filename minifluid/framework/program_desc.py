@@ -9,7 +9,7 @@ minifluid lacks are reported all at once with the file's name.
 """
 from ..ops.registry import COMMON_ATTRS, get_op_spec, registered_ops
 from .block import Block
-from .dtypes import from_proto_dtype, to_proto_dtype
+from ..dtypes import from_proto_dtype, to_proto_dtype
 from .operator import Operator
 from .proto import framework_pb2 as pb
 from .variable import Parameter, Variable, VarType

@@ -1,5 +1,5 @@
 """Variable and Parameter: symbolic handles in a Block (no data lives here; data lives in a Scope)."""
-from .dtypes import convert_dtype
+from ..dtypes import convert_dtype
 
 __all__ = ["Variable", "Parameter", "VarType"]
 

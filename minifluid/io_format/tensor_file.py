@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from ..framework.dtypes import from_proto_dtype, to_proto_dtype
+from ..dtypes import from_proto_dtype, to_proto_dtype
 from ..framework.proto import framework_pb2
 
 __all__ = ["ModelFormatError", "tensor_to_bytes", "write_tensor", "read_tensor", "read_tensors", "sniff_format"]

@@ -9,8 +9,8 @@ when it is imported, which ``import minifluid`` always does.
 """
 import copy
 
+from ..dtypes import convert_dtype
 from ..framework import unique_name
-from ..framework.dtypes import convert_dtype
 from ..framework.program import default_main_program
 from ..framework.variable import Variable, VarType
 

@@ -26,11 +26,31 @@ def _pads(attrs, in_hw, k_hw, strides, dilations):
     return ([p[0], p[0], p[1], p[1]] if len(p) == 2 else p), list(dilations)
 
 
-def _out_size(size, k, stride, pad, dil, ceil=False):
+def _cpp_div(a, b):
+    """``a / b`` for ints as C++ computes it (truncating toward zero): fluid's output-size formulas
+    use it, so a window larger than the (padded) input still gives one output, (6 - 7) / 7 + 1 == 1."""
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+_CONV_SIZE_ERROR = (
+    "The output's size is expected to be greater than 0. But recieved: output's size is {out}. The output's size "
+    "is computed by ((input_size + padding_1 + padding_2 - (dilation * (filter_size - 1) + 1)) / stride + 1), "
+    "where input_size is {size}, padding is ({p0}, {p1}), filter_size is {k}, dilation is {d}, stride is {s}.")
+_POOL_SIZE_ERROR = (
+    "ShapeError: the output size must be greater than 0. But received: output_size = {out} due to the settings "
+    "of input_size({size}), padding({p0},{p1}), k_size({k}) and stride({s}). Please check again!")
+
+
+def _out_size(size, k, stride, pads, dil, ceil=False, message=_CONV_SIZE_ERROR):
+    """One spatial output size: (size + pad_0 + pad_1 - dilated_k [+ stride - 1 if ceil]) / stride + 1."""
     if size < 0:
         return -1
-    span = size + pad - (dil * (k - 1) + 1)
-    return (span + (stride - 1 if ceil else 0)) // stride + 1
+    span = size + pads[0] + pads[1] - (dil * (k - 1) + 1)
+    out = _cpp_div(span + (stride - 1 if ceil else 0), stride) + 1
+    if out <= 0:
+        raise ValueError(message.format(out=out, size=size, p0=pads[0], p1=pads[1], k=k, d=dil, s=stride))
+    return out
 
 
 def _nchw(x, fmt):
@@ -48,11 +68,11 @@ def _nchw_shape(shape, fmt):
 class _Geometry:
     """Kernel, stride, dilation, pads and output size of one conv/pool call (all 2-tuples but pads)."""
 
-    def __init__(self, attrs, in_hw, k_hw, strides, dilations, ceil=False):
+    def __init__(self, attrs, in_hw, k_hw, strides, dilations, ceil=False, message=_CONV_SIZE_ERROR):
         self.k, self.s = tuple(k_hw), tuple(strides)
         self.pads, dil = _pads(attrs, in_hw, k_hw, strides, dilations)
         self.d = tuple(dil)
-        self.out = tuple(_out_size(size, k, s, self.pads[2 * i] + self.pads[2 * i + 1], d, ceil)
+        self.out = tuple(_out_size(size, k, s, self.pads[2 * i:2 * i + 2], d, ceil, message)
                          for i, (size, k, s, d) in enumerate(zip(in_hw, self.k, self.s, self.d)))
 
     def _widths(self, hw):
@@ -162,7 +182,7 @@ def _pool_geometry(attrs, x_nchw_shape):
             raise NotImplementedError(f"pool2d adaptive=True needs input size divisible by ksize, got {h}x{w} "
                                       f"for {oh}x{ow}")
         return _Geometry({"paddings": [0, 0]}, (h, w), (h // oh, w // ow), (h // oh, w // ow), (1, 1))
-    return _Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"])
+    return _Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"], _POOL_SIZE_ERROR)
 
 
 def _pool_infer(attrs, x):
@@ -173,16 +193,26 @@ def _pool_infer(attrs, x):
     elif attrs["adaptive"]:
         out = tuple(attrs["ksize"])
     else:
-        out = _Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"]).out
+        out = _Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"],
+                        _POOL_SIZE_ERROR).out
     return ((n, c) + out if fmt != "NHWC" else (n,) + out + (c,), x.dtype)
 
 
+_MAX_POOL_INIT = float(np.finfo(np.float32).min)  # a max window starts at -FLT_MAX: one reading only padding gives it
+
+
 def _avg_count(geo, x, attrs):
-    """Divisor per output pixel: real (unpadded) elements if exclusive, else kh*kw."""
+    """Divisor per output pixel. exclusive: the window clipped to the input, [start, min(start + k, size))
+    with start = max(o * stride - pad, 0), counted as (h_end - h_start) * (w_end - w_start) without any
+    further clamping, exactly as the CPU kernel of fluid does; otherwise kh * kw."""
     if not attrs["exclusive"] or attrs["global_pooling"]:
         return geo.k[0] * geo.k[1]
-    ones = array_module(x).ones((1, 1) + x.shape[2:], dtype=x.dtype)
-    return sum(tap for _, _, tap in geo.taps(geo.windows(geo.pad(ones))))
+    xp, counts = array_module(x), []
+    for axis in range(2):
+        start = xp.arange(geo.out[axis]) * geo.s[axis] - geo.pads[2 * axis]
+        end = xp.minimum(start + geo.k[axis], x.shape[2 + axis])
+        counts.append(end - xp.maximum(start, 0))
+    return (counts[0][:, None] * counts[1][None, :]).astype(x.dtype)
 
 
 def _global_pool_grad(attrs, x, dout):
@@ -205,7 +235,7 @@ def _pool2d_forward(attrs, x):
     if attrs["global_pooling"]:
         out = x.max(axis=(2, 3), keepdims=True) if is_max else x.mean(axis=(2, 3), keepdims=True)
         return _from_nchw(out.astype(x.dtype, copy=False), attrs["data_format"])
-    taps = geo.taps(geo.windows(geo.pad(x, -np.inf if is_max else 0.0)))
+    taps = geo.taps(geo.windows(geo.pad(x, _MAX_POOL_INIT if is_max else 0.0)))
     out = next(taps)[2].copy()
     for _, _, tap in taps:  # a loop over kernel taps; each step is one vectorised op
         if is_max:
@@ -213,7 +243,8 @@ def _pool2d_forward(attrs, x):
         else:
             out += tap
     if not is_max:
-        out = out / _avg_count(geo, x, attrs)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a window of padding only: 0 / 0, as in fluid
+            out = out / _avg_count(geo, x, attrs)
     return _from_nchw(out.astype(x.dtype, copy=False), attrs["data_format"])
 
 
@@ -225,9 +256,10 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
     if attrs["global_pooling"]:
         return (_from_nchw(_global_pool_grad(attrs, x, dout), fmt),)
     if attrs["pooling_type"] != "max":
-        g = dout / _avg_count(geo, x, attrs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = dout / _avg_count(geo, x, attrs)
         return (_from_nchw(geo.col2im(lambda i, j: g, x.shape, x.dtype, xp), fmt),)
-    win = geo.windows(geo.pad(x, -np.inf))
+    win = geo.windows(geo.pad(x, _MAX_POOL_INIT))
     out = _nchw(outs[0], fmt) if outs[0] is not None else _pool2d_forward({**attrs, "data_format": "NCHW"}, x)
     taken = xp.zeros(out.shape, dtype=bool)
 

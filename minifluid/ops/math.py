@@ -1,7 +1,11 @@
-"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum.
+"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum, and the small
+ops regularizers, gradient clipping and learning-rate schedules append: sign, clip, clip_by_norm,
+squared_l2_norm, increment, floor.
 
 Each op's spec, forward kernel and gradient sit together.
 """
+import math
+
 import numpy as np
 
 from .registry import array_module, register_grad, register_op, same_as
@@ -182,3 +186,53 @@ def _sum_forward(attrs, xs):
 @register_grad("sum")
 def _sum_backward(attrs, ins, outs, douts, need):
     return ([douts[0] for _ in ins[0]],)
+
+
+# --- ops used by regularizers and gradient clipping ------------------------------------------------
+@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+def _sign_forward(attrs, x):
+    return array_module(x).sign(x)
+
+
+@register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0))
+def _clip_forward(attrs, x):
+    return array_module(x).clip(x, attrs["min"], attrs["max"])
+
+
+@register_grad("clip")
+def _clip_backward(attrs, ins, outs, douts, need):
+    x = ins[0]
+    return (douts[0] * ((x > attrs["min"]) & (x < attrs["max"])),)
+
+
+@register_op("clip_by_norm", inputs=("X",), outputs=("Out",), attrs={"max_norm": 1.0}, infer_shape=same_as(0),
+             no_gradient=True)
+def _clip_by_norm_forward(attrs, x):
+    norm = math.sqrt(float((x * x).sum()))
+    max_norm = attrs["max_norm"]
+    return x * (max_norm / norm) if norm > max_norm else x.copy()
+
+
+@register_op("squared_l2_norm", inputs=("X",), outputs=("Out",),
+             infer_shape=lambda attrs, x: ((1,), x.dtype))
+def _squared_l2_norm_forward(attrs, x):
+    flat = x.reshape(-1)
+    return flat.dot(flat).reshape(1)
+
+
+@register_grad("squared_l2_norm")
+def _squared_l2_norm_backward(attrs, ins, outs, douts, need):
+    return (ins[0] * (2.0 * float(douts[0].reshape(-1)[0])),)
+
+
+# --- ops of learning-rate schedules (layers/learning_rate_scheduler.py) ----------------------------
+@register_op("increment", inputs=("X",), outputs=("Out",), attrs={"step": 1.0}, infer_shape=same_as(0),
+             no_gradient=True)
+def _increment_forward(attrs, x):
+    """``X + step`` (the step counter: X and Out are the same variable, so it counts across runs)."""
+    return x + np.asarray(attrs["step"]).astype(x.dtype)
+
+
+@register_op("floor", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+def _floor_forward(attrs, x):
+    return array_module(x).floor(x)

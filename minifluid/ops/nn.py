@@ -17,7 +17,7 @@ def _dropout_scale(attrs):
 @register_op("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), optional=("Seed",), no_grad_inputs=("Seed",),
              attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
                     "dropout_implementation": "downgrade_in_infer"},
-             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")), stateful=True)
+             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")))
 def _dropout_forward(attrs, x, seed_t):
     p, upscale = attrs["dropout_prob"], attrs["dropout_implementation"] == "upscale_in_train"
     if attrs["is_test"]:  # downgrade_in_infer: x * (1 - p); upscale_in_train: x
@@ -70,7 +70,7 @@ def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
              attrs={"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW", "use_mkldnn": False,
                     "fuse_with_relu": False, "use_global_stats": False, "trainable_statistics": False},
              optional=("MomentumTensor",), no_grad_inputs=("Mean", "Variance", "MomentumTensor"),
-             infer_shape=_bn_infer, stateful=True)
+             infer_shape=_bn_infer)
 def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     _, bshape = _bn_axes(x, attrs["data_layout"])
     mu, var, batch = _bn_stats(attrs, x, mean, variance)

@@ -19,7 +19,9 @@ Grad convention: ``grad(attrs, ins, outs, douts, need)`` gets tuples aligned wit
 forward input/output slots (``douts[i]`` is None when output i has no gradient) and the
 tuple ``need`` of booleans per input slot; it returns one gradient per input slot (None
 where not needed). The backward pass appends ``<type>_grad`` ops whose spec is derived
-here, so the Executor and dygraph run gradients through the same table.
+here, so the Executor and dygraph run gradients through the same table. An op that has
+no gradient (fluid has none either: optimizer updates, random fills, comparisons) says so
+with ``register_op(..., no_gradient=True)``.
 
 Kernels use ``array_module(x)`` instead of ``numpy`` where a function (not a method) is
 needed, so the same code runs on CuPy arrays.
@@ -61,14 +63,10 @@ def array_module(x):
     return _cupy.get_array_module(x)
 
 
-def _enable_cupy():
+def _enable_cupy(cupy):
+    """Let ``array_module`` recognise CuPy arrays (places.py calls this once CuPy has imported)."""
     global _cupy
-    try:
-        import cupy  # noqa: PLC0415 - optional GPU extra
-    except Exception:  # pragma: no cover - depends on the machine
-        return None
     _cupy = cupy
-    return cupy
 
 
 @dataclass
@@ -85,7 +83,7 @@ class OpSpec:
     optional: frozenset = frozenset()
     no_grad_inputs: frozenset = frozenset()
     produces_lod: bool = False
-    stateful: bool = False
+    no_gradient: bool = False
     source: str = ""
     forward: "OpSpec" = None
 
@@ -114,23 +112,32 @@ def _caller_site(depth=2):
 
 
 def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),
-                no_grad_inputs=(), produces_lod=False, stateful=False):
-    """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates."""
+                no_grad_inputs=(), produces_lod=False, no_gradient=False):
+    """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates.
+    ``no_gradient=True`` states that the op has no gradient (``register_grad`` then refuses one)."""
     def deco(fn):
         site = _caller_site()
         if type in _REGISTRY:
             raise ValueError(f"op {type!r} registered twice: at {_REGISTRY[type].source} and at {site}")
         _REGISTRY[type] = OpSpec(type, tuple(inputs), tuple(outputs), fn, dict(attrs or {}), infer_shape,
                                  None, frozenset(duplicable), frozenset(optional),
-                                 frozenset(no_grad_inputs), produces_lod, stateful, site)
+                                 frozenset(no_grad_inputs), produces_lod, no_gradient, site)
         return fn
     return deco
 
 
 def register_grad(type):
-    """Decorator registering ``fn`` as the gradient of ``type`` and deriving the ``<type>_grad`` spec."""
+    """Decorator registering ``fn`` as the gradient of ``type`` and deriving the ``<type>_grad`` spec;
+    refuses a second gradient and one for an op registered with ``no_gradient=True``."""
     def deco(fn):
-        fwd = _REGISTRY[type]
+        fwd = get_op_spec(type)
+        site = _caller_site()
+        if fwd.no_gradient:
+            raise ValueError(f"op {type!r} (at {fwd.source}) is registered with no_gradient=True; its gradient "
+                             f"at {site} contradicts that")
+        if fwd.grad is not None:
+            raise ValueError(f"op {type!r} has its gradient registered twice: at "
+                             f"{_REGISTRY[type + '_grad'].source} and at {site}")
         fwd.grad = fn
         grad_type = type + "_grad"
         dup = fwd.duplicable
@@ -141,7 +148,7 @@ def register_grad(type):
             None, dict(fwd.attrs),
             duplicable=dup | frozenset(grad_var_name(s) for s in dup),
             optional=frozenset(fwd.inputs + fwd.outputs) | frozenset(grad_var_name(s) for s in fwd.outputs),
-            source=_caller_site(), forward=fwd)
+            source=site, forward=fwd)
         return fn
     return deco
 

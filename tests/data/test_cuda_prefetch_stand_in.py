@@ -15,7 +15,7 @@ import pytest
 import minifluid as fluid
 from minifluid.errors import ReaderKilledError
 from minifluid.lod_tensor import LoDTensor
-from minifluid.testing import process_gone, shm_segments
+from minifluid.data.leak_checks import process_gone, shm_segments
 
 _LOCK = threading.RLock()  # one lock for every stand-in stream: no lock-order questions
 

@@ -6,7 +6,7 @@ import pytest
 import minifluid as fluid
 from minifluid.data.loader import PRODUCER_THREAD_NAME, DataLoaderBase
 from minifluid.lod_tensor import LoDTensor
-from minifluid.testing import live_threads
+from minifluid.data.leak_checks import live_threads
 
 
 def live_producers(timeout=3.0):

@@ -141,7 +141,6 @@ def test_diagnosis_counters_and_verdict():
     stats = loader.stats()
     assert stats["batches"] == 20 and stats["queue_capacity"] == 4
     assert stats["compute_s"] > 0 and stats["wait_s"] + stats["first_batch_wait_s"] > 0
-    assert stats["mean_queue_occupancy"] >= 0
     assert loader.bottleneck().split(":")[0] in ("reader-bound", "compute-bound")
 
     def slow():  # a reader much slower than the (empty) model

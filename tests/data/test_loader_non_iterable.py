@@ -10,7 +10,7 @@ import minifluid as fluid
 from minifluid.data.loader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME
 from minifluid.framework import unique_name
 from minifluid.framework.variable import VarType
-from minifluid.testing import live_threads
+from minifluid.data.leak_checks import live_threads
 
 
 def live_producers(timeout=3.0):

@@ -60,11 +60,9 @@ def test_clone_keeps_parameters():
     assert c.global_block().var("w") is not p.global_block().var("w")
 
 
-def test_clone_for_test_sets_is_test_and_keeps_forward_ops():
-    from minifluid.ops.registry import register_op, registered_ops
-    if "_test_is_test_op" not in registered_ops():
-        register_op("_test_is_test_op", inputs=("X",), outputs=("Out",), attrs={"is_test": False})(
-            lambda attrs, x: x * (0.5 if attrs["is_test"] else 1.0))
+def test_clone_for_test_sets_is_test_and_keeps_forward_ops(scratch_registry):
+    scratch_registry.register_op("_test_is_test_op", inputs=("X",), outputs=("Out",), attrs={"is_test": False})(
+        lambda attrs, x: x * (0.5 if attrs["is_test"] else 1.0))
     p = fluid.Program()
     b = p.global_block()
     x = b.create_var("x", [2])
