@@ -40,11 +40,11 @@ def _read_forward(attrs, reader):
     return reader.read_next()  # LoDTensor fields carry their LoD; the executor records it (produces_lod)
 
 
-@register_op("feed", inputs=("X",), outputs=("Out",), attrs={"col": 0}, stateful=True)
+@register_op("feed", inputs=("X",), outputs=("Out",), attrs={"col": 0}, no_gradient=True)
 def _feed_forward(attrs, holder):
     return holder[attrs["col"]]
 
 
-@register_op("fetch", inputs=("X",), outputs=("Out",), attrs={"col": 0}, stateful=True)
+@register_op("fetch", inputs=("X",), outputs=("Out",), attrs={"col": 0}, no_gradient=True)
 def _fetch_forward(attrs, x):
     return x
