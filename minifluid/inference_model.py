@@ -18,7 +18,8 @@ from .io_format import legacy, safe_pickle
 from .ops.io import FEED_FETCH_OPS
 from .serialization import _valid_program, is_persistable, load_persistables, save_persistables
 
-__all__ = ["save_inference_model", "load_inference_model", "prepend_feed_ops", "append_fetch_ops"]
+__all__ = ["save_inference_model", "load_inference_model", "prepend_feed_ops", "append_fetch_ops",
+           "static_save_inference_model", "static_load_inference_model"]
 
 MODEL_FILENAME = "__model__"
 
@@ -146,3 +147,35 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
         load_persistables(executor, params_dir, program, params_filename)
     block = program.global_block()
     return [program, feeds, [block.var(name) for name in fetches]]
+
+
+def _variables(what, value):
+    value = [value] if isinstance(value, Variable) else value
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, Variable) for v in value):
+        raise ValueError(f"'{what}' should be a Variable or a list of Variable.")
+    return list(value)
+
+
+def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, **kwargs):
+    """paddle.static.save_inference_model (2.x): ``<path_prefix>.pdmodel`` + ``<path_prefix>.pdiparams``."""
+    if not path_prefix or os.path.basename(path_prefix) == "" or os.path.isdir(path_prefix):
+        raise ValueError(f"The path_prefix {path_prefix!r} should be a path prefix like 'dirname/filename', not a "
+                         "directory")
+    feed_vars, fetch_vars = _variables("feed_vars", feed_vars), _variables("fetch_vars", fetch_vars)
+    dirname, base = os.path.split(os.path.normpath(path_prefix))
+    return save_inference_model(dirname or ".", [v.name for v in feed_vars], fetch_vars, executor,
+                                kwargs.get("program"), model_filename=base + ".pdmodel",
+                                params_filename=base + ".pdiparams")
+
+
+def static_load_inference_model(path_prefix, executor, **kwargs):
+    """paddle.static.load_inference_model (2.x): from ``<path_prefix>.pdmodel`` + ``.pdiparams``; with
+    ``model_filename`` / ``params_filename``, from the fluid 1.x directory ``path_prefix``."""
+    if path_prefix is None:
+        return load_inference_model(None, executor, kwargs.get("model_filename"), kwargs.get("params_filename"))
+    if kwargs:
+        return load_inference_model(path_prefix, executor, kwargs.get("model_filename"),
+                                    kwargs.get("params_filename"))
+    if not os.path.isfile(path_prefix + ".pdmodel"):
+        raise ValueError(f"There is no model file {path_prefix}.pdmodel")
+    return load_inference_model(path_prefix, executor)
