@@ -27,8 +27,10 @@ class EOFException(Exception):
         super().__init__(message)
 
 
-class ReaderKilledError(SystemError):
-    """The data reader failed; fluid raised a bare ``SystemError`` with QUEUE_KILLED_MESSAGE here."""
+class ReaderKilledError(SystemError, RuntimeError):
+    """The data reader failed. Paddle 2.0 raised a bare ``SystemError`` with QUEUE_KILLED_MESSAGE here and
+    fluid 1.8 a ``core.EnforceNotMet``, which minifluid's core spells ``RuntimeError``: this is both, so
+    ``except SystemError`` and ``except fluid.core.EnforceNotMet`` catch it."""
 
 
 class WorkerDiedError(ReaderKilledError):

@@ -8,16 +8,28 @@ import numpy as np
 from .errors import CUDAUnavailableError
 from .ops import registry
 
-__all__ = ["CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "cpu_places", "cuda_places", "get_cuda_device_count",
-           "is_compiled_with_cuda", "place_array_module"]
+__all__ = ["CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "Place", "cpu_places", "cuda_places",
+           "get_cuda_device_count", "is_compiled_with_cuda", "place_array_module"]
 
 
 class _Place:
+    _TYPE = None  # fluid's ``Place._type()``: the kind's index in its place variant (CUDA 0, CPU 2, pinned 3)
+
     def is_gpu_place(self):
         return False
 
     def is_cpu_place(self):
         return False
+
+    def is_cuda_pinned_place(self):
+        return False
+
+    def _type(self):
+        return self._TYPE
+
+    def _equals(self, other):
+        """fluid's place comparison: same kind and device (``other`` may be a ``core.Place``)."""
+        return self == (other._place if isinstance(other, Place) else other)
 
     def __eq__(self, other):
         return type(self) is type(other) and self.__dict__ == other.__dict__
@@ -27,6 +39,8 @@ class _Place:
 
 
 class CPUPlace(_Place):
+    _TYPE = 2
+
     def is_cpu_place(self):
         return True
 
@@ -38,12 +52,19 @@ class CPUPlace(_Place):
 
 
 class CUDAPinnedPlace(CPUPlace):
+    _TYPE = 3
+
+    def is_cuda_pinned_place(self):
+        return True
+
     def __repr__(self):
         return "CUDAPinnedPlace"
 
 
 class CUDAPlace(_Place):
     """A GPU. Constructing one is always allowed; running on it needs CuPy and a device."""
+
+    _TYPE = 0
 
     def __init__(self, device_id=0):
         self.device_id = int(device_id)
@@ -53,6 +74,8 @@ class CUDAPlace(_Place):
 
     def gpu_device_id(self):
         return self.device_id
+
+    get_device_id = gpu_device_id
 
     def array_module(self):
         """CuPy, once the device exists; otherwise ``CUDAUnavailableError`` naming the cause."""
@@ -64,6 +87,33 @@ class CUDAPlace(_Place):
 
     def __repr__(self):
         return f"CUDAPlace({self.device_id})"
+
+
+class Place:
+    """fluid's ``core.Place``: a holder of any place, set with ``set_place`` (an executor's place, say)."""
+
+    def __init__(self):
+        self._place = CPUPlace()
+
+    def set_place(self, place):
+        self._place = place._place if isinstance(place, Place) else place
+
+    def __getattr__(self, name):  # is_gpu_place, gpu_device_id, _type, ...: the held place's
+        if name == "_place":
+            raise AttributeError(name)
+        return getattr(self._place, name)
+
+    def _equals(self, other):
+        return self._place._equals(other)
+
+    def __eq__(self, other):
+        return self._place._equals(other)
+
+    def __hash__(self):
+        return hash(self._place)
+
+    def __repr__(self):
+        return repr(self._place)
 
 
 _INSTALL = 'install the GPU extra (pip install "minifluid[gpu]") on a machine with an NVIDIA GPU'

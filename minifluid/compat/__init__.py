@@ -43,7 +43,10 @@ MODULE_MAP = {
     "paddle.fluid.layers": "minifluid.layers",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
-    "paddle.fluid.reader": "minifluid.io",
+    "paddle.fluid.reader": "minifluid.fluid_reader",
+    "paddle.fluid.generator": "minifluid.generator",
+    "paddle.fluid.dataloader": "minifluid.data.dataset",
+    "paddle.fluid.dataloader.dataloader_iter": "minifluid.data.worker",
     "paddle.fluid.data_feeder": "minifluid.data.feeder",
     "paddle.fluid.optimizer": "minifluid.optimizer",
     "paddle.fluid.initializer": "minifluid.initializer",
@@ -62,7 +65,10 @@ MODULE_MAP = {
     "paddle.nn": "minifluid.dygraph.paddle_nn",
     "paddle.nn.functional": "minifluid.dygraph.functional",
     "paddle.optimizer": "minifluid.dygraph.paddle_optimizer",
-    "paddle.static": "minifluid",
+    "paddle.static": "minifluid.compat.static_ns",
+    "paddle.framework": "minifluid.compat.paddle_framework",
+    "paddle.framework.random": "minifluid.compat.paddle_framework.random",
+    "paddle.compat": "minifluid.compat.paddle_compat",
     "paddle.version": "minifluid.version",
 }
 
@@ -104,6 +110,9 @@ class _ProxyModule(types.ModuleType):
             self.__version__ = _FLUID_VERSION
 
     def __getattr__(self, attr):
+        if attr == "__all__":  # ``from paddle.io import *`` binds the module's public names
+            target = object.__getattribute__(self, "_target")
+            return list(getattr(target, "__all__", None) or [n for n in dir(target) if not n.startswith("_")])
         if attr.startswith("__"):
             raise AttributeError(attr)
         sub = f"{self.__name__}.{attr}"

@@ -49,7 +49,7 @@ def _on_device(to_device, value):
     if isinstance(value, (tuple, list)):
         return type(value)(_on_device(to_device, v) for v in value)
     if isinstance(value, LoDTensor):
-        return LoDTensor(to_device(value._array), value._lod, value._place)
+        return LoDTensor(to_device(value._array), value._lod, value._placement)
     return to_device(value) if hasattr(value, "__array_interface__") else value
 
 

@@ -101,6 +101,10 @@ def _var_to_desc(var, desc):
         desc.persistable = True
     if var.need_check_feed:
         desc.need_check_feed = True
+    if isinstance(var, Parameter):  # Paddle 2.x's fields (fluid 1.x skips them): a Parameter stays one
+        desc.is_parameter = True
+    if var.stop_gradient:
+        desc.stop_gradient = True
 
 
 def _op_to_desc(op, desc):

@@ -56,16 +56,26 @@ def read_npz(data, source, names):
 # Parameters (regularizers, gradient clips). Unpickling only creates them (no __init__ runs for NEWOBJ).
 _PROGRAM_CLASSES = {
     "minifluid.framework.program": {"Program"}, "minifluid.framework.block": {"Block"},
-    "minifluid.framework.variable": {"Variable", "Parameter"}, "minifluid.framework.operator": {"Operator"},
+    "minifluid.framework.variable": {"Variable", "Parameter", "VarType"},
+    "minifluid.framework.operator": {"Operator"},
     "minifluid.regularizer": {"L1DecayRegularizer", "L2DecayRegularizer"},
     "minifluid.clip": {"GradientClipByValue", "GradientClipByNorm", "GradientClipByGlobalNorm"},
 }
+
+
+def _enum_member(cls, name):
+    """A pickled ``VarType.X`` is ``getattr(VarType, "X")``: only that, with an upper-case member name."""
+    if getattr(cls, "__name__", None) != "VarType" or not isinstance(name, str) or not name.isupper():
+        raise safe_pickle.UnsafePickleError(f"refusing getattr({cls!r}, {name!r})")
+    return getattr(cls, name)
 
 
 class _ProgramUnpickler(safe_pickle.RestrictedUnpickler):
     def find_class(self, module, name):
         if name in _PROGRAM_CLASSES.get(module, ()):
             return getattr(importlib.import_module(module), name)
+        if (module, name) == ("builtins", "getattr"):
+            return _enum_member
         return super().find_class(module, name)
 
 

@@ -253,3 +253,31 @@ def test_ragged_batch_field_is_a_type_error_in_the_producer():
     with pytest.raises(SystemError, match="Faild to convert input data to a regular ndarray") as err:
         list(loader())
     assert isinstance(err.value.__cause__, TypeError)
+
+
+def test_check_input_array_converts_or_names_the_ragged_data():
+    from minifluid.fluid_reader import GeneratorLoader
+    check = GeneratorLoader._check_input_array
+    assert check([[1, 2], [3, 4]]).shape == (2, 2)
+    with pytest.raises(TypeError, match="Faild to convert input data to a regular ndarray"):
+        check([np.zeros(2), np.zeros(1)])
+
+
+@pytest.mark.timeout(60)
+def test_private_reset_stops_an_iterable_epoch_left_early():
+    def endless():
+        i = 0
+        while True:
+            yield np.full([2, 4], i, "float32"), np.full([2, 1], i, "int64")
+            i += 1
+    main, loader, _ = build(capacity=2)
+    loader.set_batch_generator(endless, places=fluid.CPUPlace())
+    epoch = iter(loader())
+    assert labels_of(next(epoch)) == [0]
+    assert loader._thread is not None and loader._thread.is_alive()
+    loader._reset()  # fluid's tests call it after a break; the epoch iterator is still referenced here
+    assert loader._thread is None and live_producers() == []
+    with pytest.raises(StopIteration):
+        next(epoch)
+    assert labels_of(next(iter(loader()))) == [0]  # a new epoch starts over
+    loader._reset()
