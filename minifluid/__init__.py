@@ -22,9 +22,6 @@ from .layers.io import data
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
 from .program_state import load, load_program_state, save, set_program_state
-# paddle.static's 2.x forms (paddle.static is this module in minifluid.compat); fluid.io keeps fluid 1.x's
-from .inference_model import static_load_inference_model as load_inference_model
-from .inference_model import static_save_inference_model as save_inference_model
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
 from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
@@ -33,6 +30,6 @@ __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Compile
            "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor", "cuda_places",
            "data", "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
            "framework", "global_scope", "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda",
-           "layers", "load", "load_inference_model", "load_program_state", "nets", "optimizer", "program_guard",
-           "regularizer", "require_version", "save", "save_inference_model", "scope_guard", "set_program_state",
+           "layers", "load", "load_program_state", "nets", "optimizer", "program_guard",
+           "regularizer", "require_version", "save", "scope_guard", "set_program_state",
            "unique_name"]

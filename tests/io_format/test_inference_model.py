@@ -142,17 +142,18 @@ def test_minifluid_model_is_fluids_format_and_round_trips(tmp_path):
 
 
 def test_paddle_static_2x_save_and_load_inference_model(tmp_path):
+    from minifluid.compat import static_ns as static
     main, startup, img, out = _trained_net()
     exe, x = fluid.Executor(), np.random.RandomState(4).rand(2, 1, 6, 6).astype("float32")
     with fluid.scope_guard(fluid.Scope()):
         exe.run(startup)
         (want,) = exe.run(main.clone(for_test=True), feed={"img": x}, fetch_list=[out])
-        fluid.save_inference_model(str(tmp_path / "infer" / "net"), [img], [out], exe, program=main)
+        static.save_inference_model(str(tmp_path / "infer" / "net"), [img], [out], exe, program=main)
     assert sorted(os.listdir(tmp_path / "infer")) == ["net.pdiparams", "net.pdmodel"]
     with fluid.scope_guard(fluid.Scope()):
-        prog, feeds, fetches = fluid.load_inference_model(str(tmp_path / "infer" / "net"), exe)
+        prog, feeds, fetches = static.load_inference_model(str(tmp_path / "infer" / "net"), exe)
         np.testing.assert_allclose(_run(prog, feeds, fetches, x), want, rtol=1e-6)
     with pytest.raises(ValueError, match="should be a Variable or a list of Variable"):
-        fluid.save_inference_model(str(tmp_path / "n"), ["img"], [out], exe, program=main)
+        static.save_inference_model(str(tmp_path / "n"), ["img"], [out], exe, program=main)
     with pytest.raises(ValueError, match="There is no model file"):
-        fluid.load_inference_model(str(tmp_path / "infer" / "nothing"), exe)
+        static.load_inference_model(str(tmp_path / "infer" / "nothing"), exe)

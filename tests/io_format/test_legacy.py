@@ -43,14 +43,14 @@ def test_old_inference_model_loads_with_a_deprecation_warning(tmp_path, combined
         exe.run(startup)
         (want,) = exe.run(main, feed={"x": x}, fetch_list=[out])
         _write_like_minifluid_0_1(str(tmp_path), main, out, fluid.global_scope(), combined)
-    with fluid.scope_guard(fluid.Scope()), pytest.warns(DeprecationWarning, match="pickled minifluid Program"):
+    kind = "numpy .npz archive" if combined else "numpy .npy file"
+    with fluid.scope_guard(fluid.Scope()), pytest.warns(DeprecationWarning) as caught:
         prog, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe,
                                                              params_filename="params" if combined else None)
         (got,) = exe.run(prog, feed={feeds[0]: x}, fetch_list=fetches)
     np.testing.assert_allclose(got, want, rtol=1e-6)
-    kind = "numpy .npz archive" if combined else "numpy .npy file"
-    with fluid.scope_guard(fluid.Scope()), pytest.warns(DeprecationWarning, match=kind):
-        fluid.io.load_params(exe, str(tmp_path), main, filename="params" if combined else None)
+    messages = [str(w.message) for w in caught]
+    assert any("pickled minifluid Program" in m for m in messages) and any(kind in m for m in messages)
 
 
 class _Payload:
