@@ -17,7 +17,7 @@ from .framework.program import Program, default_main_program
 from .framework.variable import Parameter, VarType
 from .io_format import legacy
 from .lod_tensor import offsets_to_lengths
-from .io_format.tensor_file import ModelFormatError, read_tensor, read_tensors, tensor_to_bytes
+from .io_format.tensor_file import ModelFormatError, read_tensor, read_tensors, write_tensor
 
 __all__ = ["save_vars", "load_vars", "save_params", "load_params", "save_persistables", "load_persistables",
            "is_parameter", "is_persistable", "is_belong_to_optimizer", "get_program_parameter",
@@ -85,15 +85,21 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             path = os.path.join(os.path.normpath(dirname), name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
-                f.write(tensor_to_bytes(array, lod))
+                write_tensor(f, array, lod)
         return None
-    data = b"".join(tensor_to_bytes(*tensors[name]) for name in sorted(tensors))
     if dirname is None and filename is None:
-        return data
+        with io.BytesIO() as f:
+            _write_combined(f, tensors)
+            return f.getvalue()
     os.makedirs(os.path.normpath(dirname), exist_ok=True)
     with open(os.path.join(os.path.normpath(dirname), filename), "wb") as f:
-        f.write(data)
+        _write_combined(f, tensors)
     return None
+
+
+def _write_combined(f, tensors):
+    for name in sorted(tensors):
+        write_tensor(f, *tensors[name])
 
 
 def _read_one(path, name):
@@ -112,17 +118,21 @@ def _read_combined(dirname, filename, names):
     if dirname is None:  # fluid's "model_from_memory": filename holds the bytes
         if not isinstance(filename, (bytes, bytearray)):
             raise ValueError("The directory path and params cannot be None at the same time.")
-        data, source = bytes(filename), "the parameters given in memory"
-    else:
-        source = os.path.join(dirname, filename)
-        if not os.path.isfile(source):
-            raise ModelFormatError(f"LoadCombine operator fails to open file {source}, please check whether the "
-                                   "model file is complete or damaged.")
-        with open(source, "rb") as f:
-            data = f.read()
-    if data.startswith(legacy.ZIP_MAGIC):
-        return legacy.read_npz(data, source, names)
-    return read_tensors(io.BytesIO(data), source, names)
+        return _read_combined_from(io.BytesIO(filename), "the parameters given in memory", names)
+    source = os.path.join(dirname, filename)
+    if not os.path.isfile(source):
+        raise ModelFormatError(f"LoadCombine operator fails to open file {source}, please check whether the "
+                               "model file is complete or damaged.")
+    with open(source, "rb") as f:
+        return _read_combined_from(f, source, names)
+
+
+def _read_combined_from(f, source, names):
+    if f.read(len(legacy.ZIP_MAGIC)) == legacy.ZIP_MAGIC:
+        f.seek(0)
+        return legacy.read_npz(f.read(), source, names)
+    f.seek(0)
+    return read_tensors(f, source, names)
 
 
 def read_var_files(dirname, names, filename=None):
@@ -149,9 +159,9 @@ def check_loaded(var, value, source):
 
 def set_tensor(scope, name, value, lod=None):
     """Put ``value`` (with LoD ``lod``, offsets per level) into the scope's slot ``name``."""
-    tensor = scope.var(name).get_tensor()
-    tensor.set(value)
-    tensor.set_recursive_sequence_lengths(offsets_to_lengths(lod) if lod else [])
+    slot = scope.var(name)
+    slot.set_value(value)  # a fresh array nobody else holds: no defensive copy (200 MB models)
+    slot.get_tensor().set_recursive_sequence_lengths(offsets_to_lengths(lod) if lod else [])
 
 
 def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
