@@ -159,11 +159,6 @@ def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, **
 def static_load_inference_model(path_prefix, executor, **kwargs):
     """paddle.static.load_inference_model (2.x): from ``<path_prefix>.pdmodel`` + ``.pdiparams``; with
     ``model_filename`` / ``params_filename``, from the fluid 1.x directory ``path_prefix``."""
-    if path_prefix is None:
-        return load_inference_model(None, executor, kwargs.get("model_filename"), kwargs.get("params_filename"))
-    if kwargs:
-        return load_inference_model(path_prefix, executor, kwargs.get("model_filename"),
-                                    kwargs.get("params_filename"))
-    if not os.path.isfile(path_prefix + ".pdmodel"):
+    if path_prefix is not None and not kwargs and not os.path.isfile(path_prefix + ".pdmodel"):
         raise ValueError(f"There is no model file {path_prefix}.pdmodel")
-    return load_inference_model(path_prefix, executor)
+    return load_inference_model(path_prefix, executor, kwargs.get("model_filename"), kwargs.get("params_filename"))

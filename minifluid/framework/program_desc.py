@@ -48,11 +48,10 @@ def _fill_attr(attr, op, name, value, default):
         attr.type, attr.i = _A.INT, to_proto_dtype(value)
     elif isinstance(value, float) or isinstance(value, int) and isinstance(default, float):
         attr.type, attr.f = _A.FLOAT, value
+    elif isinstance(value, int) and _INT32[0] <= value <= _INT32[1]:
+        attr.type, attr.i = _A.INT, value
     elif isinstance(value, int):
-        if _INT32[0] <= value <= _INT32[1]:
-            attr.type, attr.i = _A.INT, value
-        else:
-            attr.type, attr.l = _A.LONG, value
+        attr.type, attr.l = _A.LONG, value
     elif isinstance(value, str):
         attr.type, attr.s = _A.STRING, value
     elif isinstance(value, (list, tuple)):
@@ -65,27 +64,21 @@ def _fill_attr(attr, op, name, value, default):
 def _fill_list_attr(attr, op, name, items, default):
     sample = items or (list(default) if isinstance(default, (list, tuple)) else [])
     if not sample and name in _STRING_LIST_ATTRS or sample and all(isinstance(v, str) for v in sample):
-        attr.type = _A.STRINGS
-        attr.strings.extend(items)
+        kind, field = _A.STRINGS, "strings"
     elif sample and all(_is_block(v) for v in sample):
-        attr.type = _A.BLOCKS
-        attr.blocks_idx.extend(v.idx for v in items)
+        kind, field, items = _A.BLOCKS, "blocks_idx", [v.idx for v in items]
     elif sample and all(isinstance(v, bool) for v in sample):
-        attr.type = _A.BOOLEANS
-        attr.bools.extend(items)
+        kind, field = _A.BOOLEANS, "bools"
     elif any(isinstance(v, float) for v in sample):
-        attr.type = _A.FLOATS
-        attr.floats.extend(float(v) for v in items)
-    elif all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-        if all(_INT32[0] <= v <= _INT32[1] for v in items):
-            attr.type = _A.INTS
-            attr.ints.extend(items)
-        else:
-            attr.type = _A.LONGS
-            attr.longs.extend(items)
+        kind, field, items = _A.FLOATS, "floats", [float(v) for v in items]
+    elif all(isinstance(v, int) for v in items):
+        small = all(_INT32[0] <= v <= _INT32[1] for v in items)
+        kind, field = (_A.INTS, "ints") if small else (_A.LONGS, "longs")
     else:
         raise TypeError(f"Cannot write attribute {name!r} of operator {op.type!r} to a program file: "
                         f"the list {items!r} mixes types")
+    attr.type = kind
+    getattr(attr, field).extend(items)
 
 
 def _var_to_desc(var, desc):
