@@ -18,7 +18,7 @@ from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
-from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
+from .feed_fetch import FeedSpec, feed_into, fetch_names, forget_lod, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
 __all__ = ["Executor", "build_plan", "Plan", "resolve_feeds_and_fetches"]
@@ -104,7 +104,7 @@ def _compile_op(op, to_device=None):
                     if lod:
                         lods[name] = lod
                     else:
-                        lods.pop(name, None)
+                        forget_lod(lods, name)
                 env[name] = v
 
     def step(env, lods):
