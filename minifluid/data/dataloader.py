@@ -33,12 +33,13 @@ from minifluid.data.collate import (default_collate_deferred, default_collate_fn
                                    describe_samples)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
+from minifluid.data.loops import wait_seconds
 from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
 from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper
 from minifluid.framework import dygraph_mode
 from minifluid.lod_tensor import LoDTensor
-from minifluid.places import CPUPlace
+from minifluid.places import CPUPlace, non_empty_places
 
 __all__ = ["JOIN_TIMEOUT", "THREAD_NAME", "DatasetLoader"]
 
@@ -238,8 +239,6 @@ class DatasetLoader:
                  prefetch_factor=2):
         if num_workers < 0:
             raise AssertionError("num_workers should be a non-negative value")
-        if timeout < 0:
-            raise AssertionError("timeout should be a non-negative value")
         if prefetch_factor <= 0:
             raise AssertionError("prefetch_factor should be a positive value")
         self.dataset = dataset
@@ -265,7 +264,7 @@ class DatasetLoader:
         self.collate_fn, self.num_workers, self.worker_init_fn = collate_fn, num_workers, worker_init_fn
         self.use_buffer_reader, self.use_shared_memory = use_buffer_reader, use_shared_memory
         self.prefetch_factor = prefetch_factor
-        self.timeout = timeout or None
+        self.timeout = wait_seconds(timeout)
         self.places = _as_place_list(places)
         self.feed_list = feed_list
         self._feed_names = None if feed_list is None else [getattr(v, "name", v) for v in feed_list]
@@ -316,7 +315,8 @@ class DatasetLoader:
         mode, when there is a feed_list (ndarrays without one: fluid has no such mode)."""
         tracer = dygraph_mode.current_tracer()
         if tracer is not None:
-            assert len(self.places) == 1, "Number of places must be 1 in imperative mode"
+            if len(self.places) != 1:
+                raise AssertionError("Number of places must be 1 in imperative mode")
             return [tracer.eager_tensor(field) for field in batches[0]]
         steps = batches
         if self.feed_list is not None:
@@ -344,9 +344,4 @@ def _placed(field, place):
 
 
 def _as_place_list(places):
-    if places is None:
-        return [CPUPlace()]
-    places = list(places) if isinstance(places, (list, tuple)) else [places]
-    if not places:
-        raise ValueError("places should not be empty")
-    return places
+    return [CPUPlace()] if places is None else non_empty_places(places, "DataLoader(dataset)")

@@ -145,6 +145,9 @@ _PLANS = {}
 
 def _plan(type):
     spec = get_op_spec(type)
+    if spec.context:
+        raise NotImplementedError(f"op {type!r} runs with the static Executor's context (LoD, scopes, sub-blocks); "
+                                  "it cannot run eagerly in dygraph mode")
     plan = _PLANS[type] = (
         spec, tuple((s, s in spec.duplicable, s not in spec.no_grad_inputs) for s in spec.inputs),
         tuple((i, s, s in spec.duplicable) for i, s in enumerate(spec.outputs)))

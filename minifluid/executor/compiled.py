@@ -23,7 +23,8 @@ import numpy as np
 from ..framework.program import Program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import OpRole
-from ..places import cpu_places, cuda_places
+from ..places import cpu_places, cuda_places, non_empty_places
+from .context import Frame
 from .executor import _compile_op, _fetch_value, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
@@ -54,6 +55,9 @@ class ExecutionStrategy:
     def __init__(self):
         self.num_threads = 1
         self.num_iteration_per_drop_scope = 1
+
+
+_DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
@@ -131,12 +135,12 @@ class CompiledProgram:
         self._data_parallel = True
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
-        self._places = list(places) if places is not None else None
+        self._places = non_empty_places(places, _DATA_PARALLEL) if places is not None else None
         return self
 
     def _resolve_places(self, exe):
         if self._places is None:
-            self._places = cuda_places() if exe.place.is_gpu_place() else cpu_places()
+            self._places = non_empty_places(cuda_places() if exe.place.is_gpu_place() else cpu_places(), _DATA_PARALLEL)
         return self._places
 
     def _plan(self, feed_names, fetch_list_names):
@@ -162,10 +166,11 @@ class CompiledProgram:
         if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
             staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])
             per_place = [{} for _ in staged]
-        envs = self._run_replicas(plan, per_place, scope, staged)
+        envs = self._run_replicas(exe, self._program, plan, per_place, scope, staged)
         self._average_grads(plan, envs, scope)
-        for step in plan.optimize:
-            step(scope._vars, scope._lods)
+        with Frame(exe, self._program, scope, scope._vars, scope._lods):
+            for step in plan.optimize:
+                step(scope._vars, scope._lods)
         return self._collect(plan, envs, return_numpy, return_merged)
 
     @staticmethod
@@ -189,15 +194,16 @@ class CompiledProgram:
         raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
 
     @staticmethod
-    def _run_replicas(plan, per_place, scope, staged_batches):
+    def _run_replicas(exe, program, plan, per_place, scope, staged_batches):
         envs = []
         for k, place_feed in enumerate(per_place):
             env, lods = ChainMap({}, scope._vars), ChainMap({}, scope._lods)
             if staged_batches is not None:
                 scope.find_value(plan.reader[0]).stage(staged_batches[k])
             feed_into(plan.feeds, place_feed, env, lods)
-            for step in plan.compute:
-                step(env, lods)
+            with Frame(exe, program, scope, env, lods):  # for context ops (executor/context.py)
+                for step in plan.compute:
+                    step(env, lods)
             envs.append((env, lods))
         return envs
 

@@ -24,6 +24,16 @@ def _y_view(x, y, axis):
     return y.reshape([1] * axis + yshape + [1] * (x.ndim - axis - len(yshape)))
 
 
+def _sum_over(grad, axes):
+    """``grad.sum(axis=axes)`` as one einsum contraction, which takes any memory order in one pass
+    (summing a conv output's per-channel bias gradient over (0, 2, 3) of channels-last memory with
+    ndarray.sum took 10x longer; NOTE [ batch_norm passes ] in nn.py)."""
+    if grad.dtype.kind != "f" or grad.ndim > 10:
+        return grad.sum(axis=axes)
+    letters = "abcdefghij"[:grad.ndim]
+    return array_module(grad).einsum(letters + "->" + "".join(c for i, c in enumerate(letters) if i not in axes), grad)
+
+
 def _unbroadcast(grad, shape):
     """Sum ``grad`` down to ``shape`` (undo broadcasting), then reshape."""
     if grad.shape == tuple(shape):
@@ -36,7 +46,7 @@ def _unbroadcast(grad, shape):
             if all(s in (1, g) for s, g in zip(shape, gshape[axis:axis + len(shape)])):
                 keep = set(range(axis, axis + len(shape)))
                 red = tuple(i for i in range(grad.ndim) if i not in keep)
-                g = grad.sum(axis=red) if red else grad
+                g = _sum_over(grad, red) if red else grad
                 ones = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
                 g = g.sum(axis=ones, keepdims=True) if ones else g
                 if g.size == size:
@@ -177,8 +187,8 @@ def _mean_backward(attrs, ins, outs, douts, need):
 @register_op("sum", inputs=("X",), outputs=("Out",), duplicable=("X",),
              infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False})
 def _sum_forward(attrs, xs):
-    out = xs[0].copy()
-    for x in xs[1:]:
+    out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy(order="K")  # keeps the inputs' memory order
+    for x in xs[2:]:
         out += x
     return out
 
