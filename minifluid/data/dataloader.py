@@ -21,16 +21,16 @@ NOTE [ DatasetLoader: one epoch, one batch source ]
   the thread source closes its queue (the thread's blocked or next push returns False, and it ends)
   and joins the thread; a ``__getitem__`` stuck in user code is left to finish (``JOIN_TIMEOUT``).
 """
+import functools
 import itertools
 import threading
 import weakref
-from collections.abc import Mapping
 
 import numpy as np
 
 from minifluid._blas import limit_for_background_threads
 from minifluid.data.collate import (default_collate_deferred, default_collate_fn, default_convert_fn,
-                                   describe_samples)
+                                   describe_samples, flatten_batch, restore_batch)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
 from minifluid.data.loops import wait_seconds
@@ -50,13 +50,14 @@ THREAD_NAME = "minifluid-dataset-loader"
 
 
 # --- fetching: indices -> batch (runs in the consumer, the loader thread or a worker process) ---------
+def _as_field(field):
+    return field if isinstance(field, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(field)
+
+
 def _as_fields(batch):
-    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField)."""
-    if isinstance(batch, Mapping):
-        batch = list(batch.values())
-    elif not isinstance(batch, (list, tuple)):
-        batch = [batch]
-    return [f if isinstance(f, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(f) for f in batch]
+    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField), a
+    ``StructuredBatch`` for dicts and nested lists (NOTE [ Nested batches: dicts and lists of fields ])."""
+    return flatten_batch(batch, _as_field)
 
 
 def _collate(collate_fn, samples, indices, what, batched):
@@ -317,18 +318,18 @@ class DatasetLoader:
         if tracer is not None:
             if len(self.places) != 1:
                 raise AssertionError("Number of places must be 1 in imperative mode")
-            return [tracer.eager_tensor(field) for field in batches[0]]
-        steps = batches
-        if self.feed_list is not None:
-            steps = [[_placed(field, place) for field in batch] for batch, place in zip(batches, self.places)]
+            return restore_batch(batches[0], tracer.eager_tensor)
+        placed = [functools.partial(_placed, place=place) if self.feed_list is not None else None
+                  for place in self.places]
         if self.return_list:
+            steps = [restore_batch(batch, convert) for batch, convert in zip(batches, placed)]
             return steps[0] if len(self.places) == 1 else steps
         outputs = []
-        for batch in steps:
+        for batch, convert in zip(batches, placed):
             if len(batch) != len(self._feed_names):
                 raise ValueError(f"The number of fields in the batch ({len(batch)}) does not match "
                                  f"len(feed_list) ({len(self._feed_names)}): {self._feed_names}")
-            outputs.append(dict(zip(self._feed_names, batch)))
+            outputs.append({name: convert(field) for name, field in zip(self._feed_names, batch)})
         return outputs
 
 
