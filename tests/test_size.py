@@ -4,6 +4,9 @@ The package budget is 10,000 code lines: 8,029 when it was set, plus about 1,600
 being written then (paddle.dataset's readers, fluid.dataset's file datasets, Paddle's file formats)
 and under 400 of headroom. The LoD and control-flow issues add more than that: they raise the
 budget in their own change, saying by how much and for what, here and in the README.
+Raised to 10,500 by Paddle's file formats (issue 18), which came to about 830 code lines (ProgramDesc
+conversion, the LoDTensor file format, restricted unpickling, checkpoints in Paddle's pickles, inference
+models) when the package was at 9,554: +500.
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
 """
@@ -16,7 +19,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_000
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_500
 
 
 def code_lines(path):
