@@ -9,6 +9,8 @@ import minifluid  # noqa: F401  (registers every op)
 from minifluid.ops.registry import registered_ops
 from minifluid.testing import check_op
 
+from . import dense_cases
+
 rng = np.random.default_rng(1234)
 
 
@@ -381,6 +383,7 @@ case("dropout", "train-upscale", inputs={"X": normal(10, 20)},
 
 
 # --- the tests ----------------------------------------------------------------------------------------
+CASES += dense_cases.CASES
 COVERED = {p.values[0] for p in CASES}
 FORWARD_OPS = {name: spec for name, spec in registered_ops().items() if spec.forward is None}
 

@@ -1,0 +1,104 @@
+"""Dense layers of fluid's everyday API through Program + Executor: values against numpy, signatures and
+fluid's errors for bad arguments (the ops themselves are checked in tests/ops/dense_cases.py)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import minifluid as fluid
+
+L = fluid.layers
+rng = np.random.RandomState(11)
+
+
+def run(build, feed, fetch_startup=True):
+    """Build with ``build()`` (returns the fetch list) in fresh programs, run startup then main."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        fetch = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    return exe.run(main, feed=feed, fetch_list=fetch)
+
+
+# --- activations -----------------------------------------------------------------------------------------
+def test_activation_layers_take_fluids_signatures():
+    assert str(inspect.signature(L.leaky_relu)) == "(x, alpha=0.02, name=None)"
+    assert str(inspect.signature(L.hard_swish)) == "(x, threshold=6.0, scale=6.0, offset=3.0, name=None)"
+    assert str(inspect.signature(L.elu)) == "(x, alpha=1.0, name=None)"
+    assert str(inspect.signature(L.exp)) == "(x, name=None)"
+
+
+def test_activation_layers_compute_what_they_name():
+    x = rng.uniform(-4, 4, (5, 6)).astype("float32")
+
+    def build():
+        v = fluid.data("x", [None, 6])
+        return [L.leaky_relu(v, 0.1), L.relu6(v), L.elu(v, alpha=0.5), L.hard_sigmoid(v), L.swish(v),
+                L.softplus(v), L.exp(v), L.abs(v), L.pow(v, 2.0), L.selu(v, scale=2.0), L.log_softmax(v, axis=1)]
+    got = run(build, {"x": x})
+    expected = [np.where(x > 0, x, 0.1 * x), np.clip(x, 0, 6), np.where(x > 0, x, 0.5 * (np.exp(x) - 1)),
+                np.clip(0.2 * x + 0.5, 0, 1), x / (1 + np.exp(-x)), np.log1p(np.exp(x)), np.exp(x), np.abs(x),
+                x ** 2, 2.0 * np.where(x > 0, x, 1.6732632 * (np.exp(x) - 1)),
+                x - x.max(1, keepdims=True) - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True))]
+    for g, e in zip(got, expected):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode, shape", [("all", (1,)), ("channel", (1, 3, 1, 1)), ("element", (1, 3, 4, 4))])
+def test_prelu_learns_one_slope_per_mode(mode, shape):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3, 4, 4])
+        out = L.prelu(x, mode, param_attr=fluid.ParamAttr(name="alpha"))
+    alpha = main.global_block().var("alpha")
+    assert tuple(alpha.shape) == shape
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    xv = rng.randn(2, 3, 4, 4).astype("float32")
+    y, = exe.run(main, feed={"x": xv}, fetch_list=[out])
+    np.testing.assert_allclose(y, np.where(xv > 0, xv, 0.25 * xv), rtol=1e-6)
+
+
+def test_activation_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 3, 4, 4])
+        with pytest.raises(ValueError, match="mode should be one of all, channel, element."):
+            L.prelu(x, "row")
+        with pytest.raises(TypeError, match=r"The type of 'x' in leaky_relu must be Variable, but received ndarray"):
+            L.leaky_relu(np.ones(3))
+        ids = fluid.data("ids", [None, 1], "int64")
+        with pytest.raises(TypeError, match=r"The data type of 'x' in elu must be .*float32.*received int64"):
+            L.elu(ids)
+
+
+# --- comparisons and logical ops -------------------------------------------------------------------------
+def test_compare_and_logical_layers_give_bool_tensors_without_gradient():
+    a, b = rng.randint(0, 3, (4, 3)).astype("int64"), rng.randint(0, 3, (4, 3)).astype("int64")
+
+    def build():
+        x, y = fluid.data("a", [None, 3], "int64"), fluid.data("b", [None, 3], "int64")
+        lt, eq = L.less_than(x, y), L.equal(x, y)
+        assert lt.dtype == "bool" and lt.stop_gradient
+        return [lt, L.less_equal(x, y), L.greater_than(x, y), L.greater_equal(x, y), eq, L.not_equal(x, y),
+                L.logical_and(lt, eq), L.logical_or(lt, eq), L.logical_xor(lt, L.logical_not(eq)),
+                L.logical_not(lt)]
+    got = run(build, {"a": a, "b": b})
+    lt, eq = a < b, a == b
+    expected = [lt, a <= b, a > b, a >= b, eq, a != b, lt & eq, lt | eq, lt ^ ~eq, ~lt]
+    for g, e in zip(got, expected):
+        assert g.dtype == np.bool_
+        np.testing.assert_array_equal(g, e)
+
+
+def test_compare_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 3])
+        flag = fluid.data("flag", [None, 3], "bool")
+        with pytest.raises(TypeError, match="The data type of 'x' in logical_and must be"):
+            L.logical_and(x, flag)
+        with pytest.raises(TypeError, match="The type of 'force_cpu' in less_than must be bool"):
+            L.less_than(x, x, force_cpu=1)
+        with pytest.raises(ValueError, match="The size of dim_y should not be greater than dim_x's"):
+            L.less_than(fluid.data("v", [3]), x)
