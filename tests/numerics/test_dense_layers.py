@@ -102,3 +102,98 @@ def test_compare_errors_are_fluids():
             L.less_than(x, x, force_cpu=1)
         with pytest.raises(ValueError, match="The size of dim_y should not be greater than dim_x's"):
             L.less_than(fluid.data("v", [3]), x)
+
+
+# --- indexing and manipulation ---------------------------------------------------------------------------
+def test_manipulation_layers_match_numpy():
+    x = rng.randn(4, 3, 5).astype("float32")
+    ids = np.array([[2], [0], [1], [2]], dtype="int64")
+
+    def build():
+        v, i = fluid.data("x", [None, 3, 5]), fluid.data("ids", [None, 1], "int64")
+        values, idx = L.topk(v, 2)
+        srt, order = L.argsort(v, axis=2, descending=True)
+        parts = L.unstack(v, axis=1)
+        assert len(parts) == 3
+        return [L.argmax(v, axis=2), L.argmin(v, axis=1), values, idx, srt, order,
+                L.slice(v, axes=[1, 2], starts=[-2, 1], ends=[10000, -1]), L.shape(v), L.one_hot(i, 3),
+                L.gather(v, L.reshape(i, [-1])), L.expand(v, [1, 2, 1]), L.stack(parts, axis=2),
+                L.clip(v, -0.5, 0.5), L.clip_by_norm(v, 1.0),
+                L.fill_constant_batch_size_like(v, [-1, 2], "int64", 7)]
+    got = run(build, {"x": x, "ids": ids})
+    desc = np.argsort(-x, axis=2, kind="stable")
+    expected = [x.argmax(2), x.argmin(1), -np.sort(-x, 2)[..., :2], desc[..., :2],
+                np.take_along_axis(x, desc, 2), desc, x[:, 1:, 1:4], [4, 3, 5], np.eye(3)[ids[:, 0]],
+                x[ids[:, 0]], np.tile(x, (1, 2, 1)), x.transpose(0, 2, 1), np.clip(x, -0.5, 0.5),
+                x / np.sqrt((x.astype("float64") ** 2).sum()), np.full((4, 2), 7)]
+    for k, (g, e) in enumerate(zip(got, expected)):
+        np.testing.assert_allclose(g, e, rtol=1e-5, err_msg=f"output {k}")
+    assert got[0].dtype == np.int64 and got[7].dtype == np.int32 and got[8].dtype == np.float32
+
+
+def test_scatter_overwrites_or_adds_up_and_trains_both_inputs():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [4, 2])
+        upd = fluid.data("u", [3, 2])
+        x.stop_gradient = upd.stop_gradient = False
+        ids = fluid.data("ids", [3], "int64")
+        out = L.scatter(x, ids, upd, overwrite=False)
+        dx_var, du_var = fluid.backward.gradients(L.reduce_sum(out), [x, upd])
+    xv, uv = np.zeros((4, 2), "float32") + 1, np.arange(6, dtype="float32").reshape(3, 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    o, dx, du = exe.run(main, feed={"x": xv, "u": uv, "ids": np.array([1, 3, 1])},
+                        fetch_list=[out, dx_var, du_var])
+    np.testing.assert_allclose(o, [[1, 1], [4, 6], [1, 1], [2, 3]])
+    np.testing.assert_allclose(dx, [[1, 1], [0, 0], [1, 1], [0, 0]])
+    np.testing.assert_allclose(du, np.ones((3, 2)))
+
+
+def test_random_layers_seed_semantics():
+    def build():
+        return [L.uniform_random([3, 4], min=2.0, max=3.0, seed=5), L.uniform_random([3, 4]),
+                L.gaussian_random([2000], mean=1.0, std=2.0)]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        fetch = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    a1, b1, g = exe.run(main, fetch_list=fetch)
+    a2, b2, _ = exe.run(main, fetch_list=fetch)
+    assert a1.dtype == np.float32 and ((a1 >= 2) & (a1 < 3)).all()
+    np.testing.assert_array_equal(a1, a2)  # a fixed seed draws the same numbers every run
+    assert not np.array_equal(b1, b2)  # seed 0: fresh numbers every run
+    assert abs(g.mean() - 1.0) < 0.2 and abs(g.std() - 2.0) < 0.2
+
+
+def test_increment_counts_in_place():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        counter = L.create_global_var([1], 0, "int64", persistable=True, name="counter")
+        same = L.increment(counter, 2)
+        assert same is counter
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    for _ in range(3):
+        got, = exe.run(main, fetch_list=[counter])
+    assert got.tolist() == [6]
+
+
+def test_manipulation_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 3, 5])
+        ids = fluid.data("ids", [None, 1], "int64")
+        with pytest.raises(ValueError, match="Input starts must be an Variable, python list or tuple."):
+            L.slice(x, [1], 1, [2])
+        with pytest.raises(ValueError, match="end should greater than start"):
+            L.slice(x, [1], [2], [1])
+        with pytest.raises(TypeError, match="The data type of 'input' in one_hot must be"):
+            L.one_hot(x, 3)
+        with pytest.raises(ValueError, match=r"The number of elements \(2\) of 'expand_times' for Op\(expand\)"):
+            L.expand(x, [1, 2])
+        with pytest.raises(TypeError, match="The data type of 'dtype' in uniform_random must be"):
+            L.uniform_random([2], dtype="int64")
+        bad = L.one_hot(ids, 3)
+    with pytest.raises(Exception, match=r"Input\(input\) value should be less than Input\(depth\), but received "
+                                        r"input \(3\) not less than depth \(3\)"):
+        fluid.Executor(fluid.CPUPlace()).run(fetch_list=[bad], feed={"ids": np.array([[3]], "int64")},
+                                             program=bad.block.program)

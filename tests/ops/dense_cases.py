@@ -82,3 +82,67 @@ _BX, _BY = rng.integers(0, 2, (3, 4)).astype(bool), rng.integers(0, 2, (3, 4)).a
 for _op, _f in {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}.items():
     case(_op, inputs={"X": _BX, "Y": _BY}, reference=lambda X, Y, f=_f: f(X, Y))
 case("logical_not", inputs={"X": _BX}, reference=lambda X: np.logical_not(X))
+
+# --- indexing and manipulation ------------------------------------------------------------------------
+
+
+def distinct(*shape):
+    """Values with gaps >> eps (no ties for sorts)."""
+    return rng.permutation(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape) * 0.1 - 1.0
+
+
+_AX = distinct(3, 4, 5)
+for _op, _f in {"arg_max": np.argmax, "arg_min": np.argmin}.items():
+    case(_op, inputs={"X": _AX}, attrs={"axis": 1}, reference=lambda X, f=_f: f(X, axis=1))
+    case(_op, "keepdims-neg", inputs={"X": _AX}, attrs={"axis": -1, "keepdims": True},
+         reference=lambda X, f=_f: f(X, axis=-1)[..., None])
+    case(_op, "flatten", inputs={"X": _AX}, attrs={"flatten": True}, reference=lambda X, f=_f: np.array([f(X)]))
+case("argsort", inputs={"X": distinct(3, 4)}, reference=lambda X: (np.sort(X, -1), np.argsort(X, -1)))
+case("argsort", "descending-axis0", inputs={"X": distinct(3, 4)}, attrs={"axis": 0, "descending": True},
+     reference=lambda X: (-np.sort(-X, 0), np.argsort(-X, 0)))
+SLICES = {  # name: (attrs, numpy index, result reshape or None)
+    "plain": ({"axes": [0, 2], "starts": [1, 0], "ends": [3, 2]}, np.s_[1:3, :, 0:2], None),
+    "negative": ({"axes": [1], "starts": [-3], "ends": [-1]}, np.s_[:, 1:3], None),
+    "clipped": ({"axes": [0, 1], "starts": [-10, 2], "ends": [1000, 100]}, np.s_[:, 2:], None),
+    "decrease_axis": ({"axes": [1], "starts": [2], "ends": [3], "decrease_axis": [1]}, np.s_[:, 2], None),
+    "decrease-all": ({"axes": [0, 1, 2], "starts": [1, 1, 1], "ends": [2, 2, 2], "decrease_axis": [0, 1, 2]},
+                     np.s_[1:2, 1, 1], (1,)),
+}
+for _name, (_attrs, _index, _shape) in SLICES.items():
+    case("slice", _name, inputs={"Input": normal(3, 4, 5)}, attrs=_attrs,
+         reference=lambda Input, i=_index, s=_shape: Input[i] if s is None else Input[i].reshape(s))
+case("shape", inputs={"Input": normal(2, 3, 4)}, reference=lambda Input: np.array([2, 3, 4], np.int32))
+_IDS = np.array([[1], [0], [3], [1]], dtype=np.int64)
+case("one_hot", inputs={"X": _IDS}, attrs={"depth": 4}, reference=lambda X: np.eye(4, dtype=np.float32)[X[:, 0]])
+case("one_hot", "allow_out_of_range", inputs={"X": np.array([[1], [5], [-1]])},
+     attrs={"depth": 3, "allow_out_of_range": True},
+     reference=lambda X: np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]], np.float32))
+_GI = np.array([2, 0, 2], dtype=np.int64)  # row 2 twice: its gradient adds up
+case("gather", inputs={"X": normal(4, 3), "Index": _GI}, reference=lambda X, Index: X[Index])
+case("gather", "index-n1", inputs={"X": normal(4, 2, 3), "Index": _GI[:, None].astype(np.int32)},
+     reference=lambda X, Index: X[Index[:, 0]])
+
+
+def scatter_ref(x, ids, updates, overwrite):
+    out = x.copy()
+    if overwrite:
+        for i, u in zip(ids, updates):
+            out[i] = u
+        return out
+    out[ids] = 0
+    for i, u in zip(ids, updates):
+        out[i] += u
+    return out
+
+
+case("scatter", inputs={"X": normal(4, 3), "Ids": np.array([3, 1]), "Updates": normal(2, 3)},
+     reference=lambda X, Ids, Updates: scatter_ref(X, Ids, Updates, True))
+case("scatter", "accumulate", inputs={"X": normal(4, 3), "Ids": np.array([2, 0, 2]), "Updates": normal(3, 3)},
+     attrs={"overwrite": False}, reference=lambda X, Ids, Updates: scatter_ref(X, Ids, Updates, False))
+case("expand", inputs={"X": normal(2, 1, 3)}, attrs={"expand_times": [2, 3, 1]},
+     reference=lambda X: np.tile(X, (2, 3, 1)))
+case("fill_constant_batch_size_like", inputs={"Input": normal(5, 2)},
+     attrs={"shape": [-1, 3], "value": 1.5}, reference=lambda Input: np.full((5, 3), 1.5, np.float32))
+case("fill_constant_batch_size_like", "dims", inputs={"Input": normal(2, 7)},
+     attrs={"shape": [4, 1, 2], "value": 3, "dtype": "int64", "input_dim_idx": 1, "output_dim_idx": 2},
+     reference=lambda Input: np.full((4, 1, 7), 3, np.int64))
