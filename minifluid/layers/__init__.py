@@ -2,10 +2,11 @@
 from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
 from .helper import LayerHelper
 from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
 from .io import layers_data as data
-from .loss import cross_entropy, softmax_with_cross_entropy, square_error_cost
+from .loss import *  # noqa: F401,F403
 from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,
                                       natural_exp_decay, piecewise_decay)
 from .math_op_patch import monkey_patch_variable
@@ -25,13 +26,14 @@ __all__ = [
     "elementwise_mul", "elementwise_pow", "elementwise_sub", "elu", "embedding", "equal", "exp", "expand",
     "exponential_decay", "fc", "fill_constant", "fill_constant_batch_size_like", "flatten", "floor", "gather",
     "gaussian_random", "gelu", "greater_equal", "greater_than", "hard_shrink", "hard_sigmoid", "hard_swish",
-    "increment", "inverse_time_decay", "leaky_relu", "less_equal", "less_than", "log", "log_softmax",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "matmul", "mean",
-    "natural_exp_decay", "not_equal", "one_hot", "ones", "piecewise_decay", "pool2d", "pow", "prelu",
-    "py_reader", "read_file", "reciprocal", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu",
-    "relu6", "reshape", "round", "rsqrt", "scale", "scatter", "selu", "shape", "sigmoid", "sin", "slice",
-    "soft_relu", "softmax", "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "split", "sqrt",
-    "square", "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "tanh", "tanh_shrink",
+    "huber_loss", "increment", "inverse_time_decay", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu",
+    "less_equal", "less_than", "log", "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logsigmoid", "lrn", "matmul", "mean", "natural_exp_decay", "not_equal", "one_hot", "ones",
+    "piecewise_decay", "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_sum", "relu", "relu6", "reshape", "round", "rsqrt", "scale", "scatter",
+    "selu", "shape", "sigmoid", "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu",
+    "softmax", "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "split", "sqrt", "square",
+    "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "tanh", "tanh_shrink",
     "thresholded_relu", "topk", "transpose", "uniform_random", "unsqueeze", "unstack", "zeros",
 ]
 

@@ -197,3 +197,71 @@ def test_manipulation_errors_are_fluids():
                                         r"input \(3\) not less than depth \(3\)"):
         fluid.Executor(fluid.CPUPlace()).run(fetch_list=[bad], feed={"ids": np.array([[3]], "int64")},
                                              program=bad.block.program)
+
+
+# --- losses and normalisation ------------------------------------------------------------------------------
+def test_loss_layers_match_numpy():
+    x = rng.randn(6, 3).astype("float32")
+    y = rng.uniform(0, 1, (6, 3)).astype("float32")
+    p = rng.uniform(0.05, 0.95, (6, 1)).astype("float32")
+    t = rng.randint(0, 2, (6, 1)).astype("float32")
+
+    def build():
+        xv, yv = fluid.data("x", [None, 3]), fluid.data("y", [None, 3])
+        pv, tv = fluid.data("p", [None, 1]), fluid.data("t", [None, 1])
+        return [L.sigmoid_cross_entropy_with_logits(xv, yv), L.smooth_l1(xv, yv), L.log_loss(pv, tv),
+                L.huber_loss(pv, tv, 0.3), L.label_smooth(yv, epsilon=0.3)]
+    sce, sl1, ll, hub, ls = run(build, {"x": x, "y": y, "p": p, "t": t})
+    np.testing.assert_allclose(sce, np.log1p(np.exp(-x)) + (1 - y) * x, rtol=1e-5, atol=1e-6)
+    d = np.abs(x - y)
+    np.testing.assert_allclose(sl1, np.where(d < 1, 0.5 * d * d, d - 0.5).sum(1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(ll, -t * np.log(p + 1e-4) - (1 - t) * np.log(1 - p + 1e-4), rtol=1e-5)
+    r = np.abs(t - p)
+    np.testing.assert_allclose(hub, np.where(r <= 0.3, 0.5 * r * r, 0.3 * (r - 0.15)), rtol=1e-5)
+    np.testing.assert_allclose(ls, 0.7 * y + 0.1, rtol=1e-6)
+    assert sl1.shape == (6, 1)
+
+
+def test_layer_norm_l2_normalize_and_lrn_match_numpy():
+    x = rng.randn(2, 4, 3, 3).astype("float32")
+
+    def build():
+        v = fluid.data("x", [None, 4, 3, 3])
+        return [L.layer_norm(v, begin_norm_axis=2), L.l2_normalize(v, axis=1), L.lrn(v, n=3, alpha=0.1)]
+    ln, l2, lr = run(build, {"x": x})
+    flat = x.reshape(8, 9)
+    expected_ln = (flat - flat.mean(1, keepdims=True)) / np.sqrt(flat.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln, expected_ln.reshape(x.shape), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(l2, x / np.sqrt((x * x).sum(1, keepdims=True) + 1e-12), rtol=1e-5)
+    sq = np.pad(x * x, ((0, 0), (1, 1), (0, 0), (0, 0)))
+    mid = 1.0 + 0.1 * (sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:])
+    np.testing.assert_allclose(lr, x * mid ** -0.75, rtol=1e-5)
+
+
+def test_layer_norm_parameters_and_training():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 6])
+        y = L.layer_norm(L.fc(x, 5), scale=True, shift=False)
+        loss = L.mean(L.square(y - 1.0))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    params = [p.name for p in main.global_block().all_parameters()]
+    assert "layer_norm_0.w_0" in params and not any(n.startswith("layer_norm_0.b") for n in params)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    xv = rng.randn(16, 6).astype("float32")
+    losses = [float(exe.run(main, feed={"x": xv}, fetch_list=[loss])[0]) for _ in range(20)]
+    assert losses[-1] < losses[0] * 0.8
+
+
+def test_loss_and_norm_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 3])
+        with pytest.raises(ValueError, match="The value of epsilon must be between 0 and 1."):
+            L.label_smooth(x, epsilon=1.5)
+        with pytest.raises(ValueError, match=r"Input's dimension size of Op\(lrn\) must be 4, but received 2."):
+            L.lrn(x)
+        with pytest.raises(ValueError, match=r"'begin_norm_axis' in Op\(layer_norm\) should be less than input"):
+            L.layer_norm(x, begin_norm_axis=0)
+        with pytest.raises(TypeError, match="The data type of 'input' in log_loss must be"):
+            L.log_loss(fluid.data("d", [None, 1], "float64"), x)

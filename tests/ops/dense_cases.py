@@ -146,3 +146,88 @@ case("fill_constant_batch_size_like", inputs={"Input": normal(5, 2)},
 case("fill_constant_batch_size_like", "dims", inputs={"Input": normal(2, 7)},
      attrs={"shape": [4, 1, 2], "value": 3, "dtype": "int64", "input_dim_idx": 1, "output_dim_idx": 2},
      reference=lambda Input: np.full((4, 1, 7), 3, np.int64))
+
+# --- losses --------------------------------------------------------------------------------------------
+
+
+def sce_ref(x, label, ignore=-100, normalize=False):
+    loss = np.log1p(np.exp(-x)) + (1 - label) * x
+    keep = label != ignore
+    return np.where(keep, loss, 0) / (keep.sum() if normalize else 1)
+
+
+_SL = rng.uniform(0, 1, (4, 3))
+_SL[1, 2] = _SL[3, 0] = -1  # ignored entries
+case("sigmoid_cross_entropy_with_logits", inputs={"X": normal(4, 3), "Label": rng.uniform(0, 1, (4, 3))},
+     reference=lambda X, Label: sce_ref(X, Label))
+case("sigmoid_cross_entropy_with_logits", "ignore-normalize", inputs={"X": normal(4, 3) * 5, "Label": _SL},
+     attrs={"ignore_index": -1, "normalize": True}, reference=lambda X, Label: sce_ref(X, Label, -1, True))
+
+
+def smooth_l1_ref(x, y, inside=None, outside=None, sigma=1.0):
+    d = (x - y) * (1 if inside is None else inside)
+    e = np.where(np.abs(d) < 1 / sigma ** 2, 0.5 * (sigma * d) ** 2, np.abs(d) - 0.5 / sigma ** 2)
+    e = e * (1 if outside is None else outside)
+    return d, e.reshape(len(x), -1).sum(1, keepdims=True)
+
+
+_X1, _Y1 = rng.uniform(-2, 2, (4, 3)), rng.uniform(-2, 2, (4, 3))
+_Y1 = np.where(np.abs(np.abs(_X1 - _Y1) - 0.25) < 0.05, _Y1 + 0.2, _Y1)  # away from the kink at 1/sigma^2
+case("smooth_l1_loss", inputs={"X": _X1, "Y": _Y1}, grad_outputs=["Out"], reference=lambda X, Y: smooth_l1_ref(X, Y))
+case("smooth_l1_loss", "weights-sigma2",
+     inputs={"X": _X1, "Y": _Y1, "InsideWeight": np.ones((4, 3)), "OutsideWeight": rng.uniform(0, 1, (4, 3))},
+     attrs={"sigma": 2.0}, grad_inputs=["X", "Y"], grad_outputs=["Out"],
+     reference=lambda X, Y, InsideWeight, OutsideWeight: smooth_l1_ref(X, Y, InsideWeight, OutsideWeight, 2.0))
+case("log_loss", inputs={"Predicted": rng.uniform(0.1, 0.9, (5, 1)), "Labels": rng.integers(0, 2, (5, 1)) * 1.0},
+     reference=lambda Predicted, Labels: -Labels * np.log(Predicted + 1e-4) - (1 - Labels) * np.log(1 - Predicted + 1e-4))
+_HX = rng.uniform(-3, 3, (5, 1))
+_HY = _HX + spread(5, 1, kinks=(-1.0, 1.0))
+
+
+def huber_ref(x, y, delta):
+    r = y - x
+    return r, np.where(np.abs(r) <= delta, 0.5 * r * r, delta * (np.abs(r) - 0.5 * delta))
+
+
+case("huber_loss", inputs={"X": _HX, "Y": _HY}, grad_outputs=["Out"], reference=lambda X, Y: huber_ref(X, Y, 1.0))
+_ONE_HOT = np.eye(4)[[0, 2, 3]]
+case("label_smooth", inputs={"X": _ONE_HOT}, attrs={"epsilon": 0.1}, reference=lambda X: 0.9 * X + 0.025)
+case("label_smooth", "prior", inputs={"X": _ONE_HOT, "PriorDist": np.array([[0.1, 0.2, 0.3, 0.4]])},
+     attrs={"epsilon": 0.2}, reference=lambda X, PriorDist: 0.8 * X + 0.2 * PriorDist)
+
+# --- normalisation ---------------------------------------------------------------------------------------
+
+
+def ln_ref(x, scale, bias, axis, eps=1e-5):
+    left = int(np.prod(x.shape[:axis]))
+    x2 = x.reshape(left, -1)
+    mean, var = x2.mean(1), x2.var(1)
+    y = (x2 - mean[:, None]) / np.sqrt(var[:, None] + eps)
+    y = y * (1 if scale is None else scale) + (0 if bias is None else bias)
+    return y.reshape(x.shape), mean, var
+
+
+case("layer_norm", inputs={"X": normal(3, 4, 2), "Scale": normal(8), "Bias": normal(8)}, grad_outputs=["Y"],
+     reference=lambda X, Scale, Bias: ln_ref(X, Scale, Bias, 1))
+case("layer_norm", "axis2-no-bias", inputs={"X": normal(2, 3, 4), "Scale": normal(4)}, grad_outputs=["Y"],
+     attrs={"begin_norm_axis": 2, "epsilon": 1e-3}, reference=lambda X, Scale: ln_ref(X, Scale, None, 2, 1e-3))
+case("norm", inputs={"X": normal(3, 4)}, attrs={"axis": 1}, grad_outputs=["Out"],
+     reference=lambda X: (X / np.sqrt((X ** 2).sum(1, keepdims=True) + 1e-10),
+                          np.sqrt((X ** 2).sum(1, keepdims=True) + 1e-10)))
+
+
+def lrn_ref(x, n, k, alpha, beta):
+    c = x.shape[1]
+    pre = (n - 1) // 2
+    mid = np.full(x.shape, k)
+    for ch in range(c):
+        for j in range(max(ch - pre, 0), min(ch + n - pre, c)):
+            mid[:, ch] += alpha * x[:, j] ** 2
+    return x * mid ** -beta, mid
+
+
+case("lrn", inputs={"X": normal(2, 6, 3, 2)}, attrs={"n": 3, "k": 1.0, "alpha": 0.5, "beta": 0.75},
+     grad_outputs=["Out"], reference=lambda X: lrn_ref(X, 3, 1.0, 0.5, 0.75))
+case("lrn", "n4-NHWC", inputs={"X": normal(2, 3, 2, 5)},
+     attrs={"n": 4, "k": 2.0, "alpha": 0.3, "beta": 0.5, "data_format": "NHWC"}, grad_outputs=["Out"],
+     reference=lambda X: tuple(a.transpose(0, 2, 3, 1) for a in lrn_ref(X.transpose(0, 3, 1, 2), 4, 2.0, 0.3, 0.5)))
