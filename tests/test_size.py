@@ -4,6 +4,9 @@ The package budget is 10,000 code lines: 8,029 when it was set, plus about 1,600
 being written then (paddle.dataset's readers, fluid.dataset's file datasets, Paddle's file formats)
 and under 400 of headroom. The LoD and control-flow issues add more than that: they raise the
 budget in their own change, saying by how much and for what, here and in the README.
+Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
+losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
+2,000 to 12,000: about 1,700 for them and 300 of headroom.
 """
 import ast
 import io
@@ -14,7 +17,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_000
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 12_000
 
 
 def code_lines(path):
