@@ -265,3 +265,78 @@ def test_loss_and_norm_errors_are_fluids():
             L.layer_norm(x, begin_norm_axis=0)
         with pytest.raises(TypeError, match="The data type of 'input' in log_loss must be"):
             L.log_loss(fluid.data("d", [None, 1], "float64"), x)
+
+
+# --- image layers ------------------------------------------------------------------------------------------
+def test_conv2d_transpose_layer_shapes_parameters_and_output_size():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3, 5, 5])
+        a = L.conv2d_transpose(x, 4, filter_size=3, stride=2, padding=1)
+        b = L.conv2d_transpose(x, 2, output_size=[12, 12], stride=2)  # filter size derived: 12 - 4 * 2 = 4
+        c = L.conv2d_transpose(x, 6, output_size=10, filter_size=3, stride=2, padding=[0, 1, 0, 1], groups=3,
+                               bias_attr=False, act="relu")
+    assert a.shape == (-1, 4, 9, 9) and b.shape == (-1, 2, 12, 12) and c.shape == (-1, 6, 10, 10)
+    shapes = {p.name: tuple(p.shape) for p in main.global_block().all_parameters()}
+    assert shapes["conv2d_transpose_0.w_0"] == (3, 4, 3, 3) and shapes["conv2d_transpose_0.b_0"] == (4,)
+    assert shapes["conv2d_transpose_1.w_0"] == (3, 2, 4, 4) and shapes["conv2d_transpose_2.w_0"] == (3, 2, 3, 3)
+    assert "conv2d_transpose_2.b_0" not in shapes
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    got = exe.run(main, feed={"x": rng.randn(2, 3, 5, 5).astype("float32")}, fetch_list=[a, b, c])
+    assert [g.shape for g in got] == [(2, 4, 9, 9), (2, 2, 12, 12), (2, 6, 10, 10)]
+    assert (got[2] >= 0).all()
+
+
+def test_gan_style_generator_and_discriminator_train():
+    """The ops of the fluid book's GAN (09.gan): conv2d_transpose up-sampling, sigmoid_cross_entropy_with_logits
+    against fill_constant_batch_size_like labels, trained with Adam."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        noise = fluid.data("noise", [None, 8])
+        h = L.reshape(L.fc(noise, 4 * 4 * 4, act="relu"), [-1, 4, 4, 4])
+        img = L.conv2d_transpose(h, 1, filter_size=4, stride=2, padding=1, act="tanh")  # 8x8 images
+        logit = L.fc(L.conv2d(img, 4, 3, act="leaky_relu"), 1)
+        ones = L.fill_constant_batch_size_like(noise, [-1, 1], "float32", 1.0)
+        loss = L.mean(L.sigmoid_cross_entropy_with_logits(logit, ones))
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    z = rng.randn(16, 8).astype("float32")
+    losses = [float(exe.run(main, feed={"noise": z}, fetch_list=[loss])[0]) for _ in range(15)]
+    assert img.shape == (-1, 1, 8, 8) and losses[-1] < losses[0] * 0.5
+
+
+def test_resize_and_pad_layers():
+    x = rng.randn(2, 3, 4, 4).astype("float32")
+
+    def build():
+        v = fluid.data("x", [None, 3, 4, 4])
+        return [L.resize_bilinear(v, out_shape=[8, 6]), L.resize_nearest(v, scale=2.0),
+                L.image_resize(v, [2, 2], resample="NEAREST", align_corners=False),
+                L.pad(v, [0, 0, 0, 0, 1, 1, 0, 2], pad_value=9.0), L.pad2d(v, [1, 1, 2, 2], mode="reflect")]
+    bil, near, small, padded, refl = run(build, {"x": x})
+    assert bil.shape == (2, 3, 8, 6) and near.shape == (2, 3, 8, 8)
+    np.testing.assert_allclose(bil[:, :, 0, 0], x[:, :, 0, 0], rtol=1e-6)  # align_corners keeps the corners
+    np.testing.assert_allclose(bil[:, :, -1, -1], x[:, :, -1, -1], rtol=1e-6)
+    np.testing.assert_array_equal(small, x[:, :, ::2, ::2])
+    np.testing.assert_array_equal(padded, np.pad(x, ((0, 0), (0, 0), (1, 1), (0, 2)), constant_values=9.0))
+    np.testing.assert_array_equal(refl, np.pad(x, ((0, 0), (0, 0), (1, 1), (2, 2)), mode="reflect"))
+
+
+def test_image_layer_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 3, 5, 5])
+        with pytest.raises(ValueError, match="output_size must be set when filter_size is None"):
+            L.conv2d_transpose(x, 2)
+        with pytest.raises(ValueError, match="Unknown padding: 'FULL'. It can only be 'SAME' or 'VALID'."):
+            L.conv2d_transpose(x, 2, filter_size=3, padding="full")
+        with pytest.raises(ValueError, match=r"output_size of Op\(ConvTransposeOp\) should be less than infered "
+                                             r"size \+ stride"):
+            L.conv2d_transpose(x, 2, output_size=[13, 13], filter_size=3, stride=2)
+        with pytest.raises(ValueError, match="One of out_shape and scale must not be None."):
+            L.resize_bilinear(x)
+        with pytest.raises(ValueError, match="align_mode can only be 0 or 1"):
+            L.image_resize(x, [3, 3], align_mode=2)
+        with pytest.raises(ValueError, match="The 'resample' of image_resize can only be"):
+            L.image_resize(x, [3, 3], resample="BICUBIC")

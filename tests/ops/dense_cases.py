@@ -231,3 +231,100 @@ case("lrn", inputs={"X": normal(2, 6, 3, 2)}, attrs={"n": 3, "k": 1.0, "alpha": 
 case("lrn", "n4-NHWC", inputs={"X": normal(2, 3, 2, 5)},
      attrs={"n": 4, "k": 2.0, "alpha": 0.3, "beta": 0.5, "data_format": "NHWC"}, grad_outputs=["Out"],
      reference=lambda X: tuple(a.transpose(0, 2, 3, 1) for a in lrn_ref(X.transpose(0, 3, 1, 2), 4, 2.0, 0.3, 0.5)))
+
+# --- conv2d_transpose --------------------------------------------------------------------------------------
+
+
+def conv_transpose_ref(x, w, stride, pads, dil, groups, out_hw=None):
+    n, c, h, wd = x.shape
+    _, m, kh, kw = w.shape
+    oh = (h - 1) * stride[0] - pads[0] - pads[1] + dil[0] * (kh - 1) + 1
+    ow = (wd - 1) * stride[1] - pads[2] - pads[3] + dil[1] * (kw - 1) + 1
+    oh, ow = out_hw or (oh, ow)
+    full = np.zeros((n, m * groups, oh + pads[0] + pads[1] + stride[0], ow + pads[2] + pads[3] + stride[1]))
+    cg = c // groups
+    for ch in range(c):
+        g = ch // cg
+        for i in range(kh):
+            for j in range(kw):
+                r0, c0 = i * dil[0], j * dil[1]
+                full[:, g * m:(g + 1) * m, r0:r0 + stride[0] * (h - 1) + 1:stride[0],
+                     c0:c0 + stride[1] * (wd - 1) + 1:stride[1]] += x[:, ch, None] * w[ch, :, i, j][None, :, None, None]
+    return full[:, :, pads[0]:pads[0] + oh, pads[2]:pads[2] + ow]
+
+
+CONV_TRANSPOSES = {  # name: (x shape, w shape, attrs, pads [t, b, l, r], output size or None)
+    "3x3-stride1": ((2, 3, 4, 4), (3, 2, 3, 3), {}, [0, 0, 0, 0], None),
+    "3x3-pad1": ((2, 3, 4, 5), (3, 4, 3, 3), {"paddings": [1, 1]}, [1, 1, 1, 1], None),
+    "stride2-pad1": ((2, 2, 3, 3), (2, 3, 4, 4), {"strides": [2, 2], "paddings": [1, 1]}, [1, 1, 1, 1], None),
+    "stride2-output_size": ((1, 2, 3, 3), (2, 2, 3, 3), {"strides": [2, 2], "paddings": [1, 1], "output_size": [6, 6]},
+                            [1, 1, 1, 1], (6, 6)),
+    "dilation2-asym-pads": ((1, 2, 4, 3), (2, 2, 2, 3), {"dilations": [2, 2], "paddings": [1, 0, 0, 2]},
+                            [1, 0, 0, 2], None),
+    "groups2-stride-hw": ((2, 4, 3, 3), (4, 1, 3, 2), {"groups": 2, "strides": [1, 2]}, [0, 0, 0, 0], None),
+}
+for _name, (_xs, _ws, _attrs, _pads, _out) in CONV_TRANSPOSES.items():
+    case("conv2d_transpose", _name, inputs={"Input": normal(*_xs), "Filter": normal(*_ws)}, attrs=_attrs,
+         reference=lambda Input, Filter, a=_attrs, p=_pads, o=_out: conv_transpose_ref(
+             Input, Filter, a.get("strides", [1, 1]), p, a.get("dilations", [1, 1]), a.get("groups", 1), o))
+case("conv2d_transpose", "NHWC-SAME-stride2", inputs={"Input": normal(1, 3, 3, 2), "Filter": normal(2, 3, 3, 3)},
+     attrs={"data_format": "NHWC", "padding_algorithm": "SAME", "strides": [2, 2]},
+     reference=lambda Input, Filter: conv_transpose_ref(Input.transpose(0, 3, 1, 2), Filter, [2, 2], [1, 1, 1, 1],
+                                                        [1, 1], 1).transpose(0, 2, 3, 1))
+case("depthwise_conv2d_transpose", inputs={"Input": normal(2, 3, 3, 3), "Filter": normal(3, 1, 3, 3)},
+     attrs={"groups": 3, "strides": [2, 2]},
+     reference=lambda Input, Filter: conv_transpose_ref(Input, Filter, [2, 2], [0, 0, 0, 0], [1, 1], 3))
+
+# --- resize and pad ------------------------------------------------------------------------------------------
+
+
+def resize_ref(x, oh, ow, method, align_corners=True, align_mode=1):
+    """Loops over output pixels, written from fluid's formulas (float32 positions)."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, oh, ow))
+
+    def ratio(i, o):
+        if o <= 1:
+            return np.float32(0)
+        return np.float32((i - 1) / (o - 1)) if align_corners else np.float32(i) / np.float32(o)
+    rh, rw = ratio(h, oh), ratio(w, ow)
+    half = align_mode == 0 and not align_corners
+    for k in range(oh):
+        for m in range(ow):
+            if method == "nearest":
+                add = np.float32(0.5) if align_corners else 0
+                out[:, :, k, m] = x[:, :, int(rh * np.float32(k) + add), int(rw * np.float32(m) + add)]
+                continue
+            sy = rh * np.float32(k + 0.5) - np.float32(0.5) if half else rh * np.float32(k)
+            sx = rw * np.float32(m + 0.5) - np.float32(0.5) if half else rw * np.float32(m)
+            y0, x0 = max(int(sy), 0), max(int(sx), 0)
+            y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+            dy, dx = float(max(sy, 0) - y0), float(max(sx, 0) - x0)
+            out[:, :, k, m] = (x[:, :, y0, x0] * (1 - dy) * (1 - dx) + x[:, :, y1, x0] * dy * (1 - dx) +
+                               x[:, :, y0, x1] * (1 - dy) * dx + x[:, :, y1, x1] * dy * dx)
+    return out
+
+
+RESIZES = {  # name: (op, x shape, attrs, (oh, ow))
+    "up-align_corners": ("bilinear_interp", (2, 2, 3, 4), {"out_h": 5, "out_w": 7}, (5, 7)),
+    "down-align_mode0": ("bilinear_interp", (1, 2, 5, 6), {"out_h": 3, "out_w": 4, "align_corners": False,
+                                                           "align_mode": 0}, (3, 4)),
+    "scale-align_mode1": ("bilinear_interp", (1, 2, 3, 3), {"scale": 2.0, "align_corners": False}, (6, 6)),
+    "nearest-up": ("nearest_interp", (2, 2, 3, 4), {"out_h": 6, "out_w": 5}, (6, 5)),
+    "nearest-no-align": ("nearest_interp", (1, 3, 4, 4), {"out_h": 3, "out_w": 7, "align_corners": False}, (3, 7)),
+}
+for _name, (_op, _xs, _attrs, _size) in RESIZES.items():
+    case(_op, _name, inputs={"X": normal(*_xs)}, attrs=_attrs,
+         reference=lambda X, m=_op[:-7], a=_attrs, s=_size: resize_ref(X, *s, m, a.get("align_corners", True),
+                                                                        a.get("align_mode", 1)))
+case("bilinear_interp", "NHWC-OutSize", inputs={"X": normal(1, 3, 3, 2), "OutSize": np.array([4, 2], np.int32)},
+     attrs={"data_layout": "NHWC", "out_h": 4, "out_w": 2},
+     reference=lambda X, OutSize: resize_ref(X.transpose(0, 3, 1, 2), 4, 2, "bilinear").transpose(0, 2, 3, 1))
+case("pad", inputs={"X": normal(2, 3)}, attrs={"paddings": [1, 0, 2, 3], "pad_value": 0.5},
+     reference=lambda X: np.pad(X, ((1, 0), (2, 3)), constant_values=0.5))
+for _mode in ("constant", "reflect", "edge"):
+    case("pad2d", _mode, inputs={"X": normal(2, 2, 4, 3)}, attrs={"paddings": [1, 2, 2, 1], "mode": _mode},
+         reference=lambda X, m=_mode: np.pad(X, ((0, 0), (0, 0), (1, 2), (2, 1)), mode=m))
+case("pad2d", "NHWC-value", inputs={"X": normal(1, 3, 3, 2)},
+     attrs={"paddings": [0, 1, 1, 0], "pad_value": -1.0, "data_format": "NHWC"},
+     reference=lambda X: np.pad(X, ((0, 0), (0, 1), (1, 0), (0, 0)), constant_values=-1.0))
