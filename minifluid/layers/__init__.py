@@ -3,6 +3,7 @@ from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
+from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .helper import LayerHelper
 from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
@@ -20,7 +21,7 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "LayerHelper", "Print", "abs", "accuracy", "argmax", "argmin", "argsort", "assign", "atan",
+    "LayerHelper", "Print", "abs", "accuracy", "argmax", "argmin", "argsort", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "brelu", "cast", "ceil", "clip", "clip_by_norm", "concat",
     "conv2d", "conv2d_transpose", "cos", "create_global_var", "create_py_reader_by_data", "create_tensor",
     "cross_entropy", "data", "double_buffer", "dropout", "elementwise_add", "elementwise_div",
@@ -30,7 +31,7 @@ __all__ = [
     "greater_than", "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss", "image_resize", "increment",
     "inverse_time_decay", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu", "less_equal", "less_than",
     "log", "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid",
-    "lrn", "matmul", "mean", "natural_exp_decay", "not_equal", "one_hot", "ones", "pad", "pad2d",
+    "lrn", "matmul", "mean", "mean_iou", "natural_exp_decay", "not_equal", "one_hot", "ones", "pad", "pad2d",
     "piecewise_decay", "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_sum", "relu", "relu6", "reshape", "resize_bilinear", "resize_nearest",
     "round", "rsqrt", "scale", "scatter", "selu", "shape", "sigmoid", "sigmoid_cross_entropy_with_logits",

@@ -340,3 +340,54 @@ def test_image_layer_errors_are_fluids():
             L.image_resize(x, [3, 3], align_mode=2)
         with pytest.raises(ValueError, match="The 'resample' of image_resize can only be"):
             L.image_resize(x, [3, 3], resample="BICUBIC")
+
+
+# --- metric layers -----------------------------------------------------------------------------------------
+def _pair_auc(scores, labels):
+    pos, neg = scores[labels > 0], scores[labels == 0]
+    return ((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+
+
+def test_auc_keeps_global_and_sliding_batch_statistics_across_runs():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        prob = fluid.data("prob", [None, 2])
+        label = fluid.data("label", [None, 1], "int64")
+        global_auc, batch_auc, stats = L.auc(prob, label, num_thresholds=9999, slide_steps=2)
+    assert [tuple(s.shape) for s in stats] == [(30001,), (30001,), (1, 10000), (1, 10000)]
+    assert all(s.persistable for s in stats)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    batches = []
+    for k in range(4):
+        p1 = rng.uniform(0, 1, 32)
+        y = (rng.uniform(0, 1, 32) < p1).astype("int64")  # informative scores
+        batches.append((p1, y))
+        g, b = exe.run(main, feed={"prob": np.stack([1 - p1, p1], 1).astype("float32"), "label": y[:, None]},
+                       fetch_list=[global_auc, batch_auc])
+        seen = batches[: k + 1]
+        window = batches[max(0, k - 1): k + 1]
+        np.testing.assert_allclose(g, [_pair_auc(*map(np.concatenate, zip(*seen)))], atol=2e-3)
+        np.testing.assert_allclose(b, [_pair_auc(*map(np.concatenate, zip(*window)))], atol=2e-3)
+    assert g.dtype == np.float64
+    pos = fluid.global_scope().find_var(stats[2].name).get_tensor()
+    assert int(np.asarray(pos).sum()) == sum(int(y.sum()) for _, y in batches)
+
+
+def test_mean_iou_layer():
+    def build():
+        p, t = fluid.data("p", [None, 4], "int32"), fluid.data("t", [None, 4], "int32")
+        return list(L.mean_iou(p, t, 3))
+    p = np.array([[0, 1, 1, 2], [2, 2, 0, 0]], "int32")
+    t = np.array([[0, 1, 2, 2], [2, 1, 0, 1]], "int32")
+    iou, wrong, correct = run(build, {"p": p, "t": t})
+    np.testing.assert_array_equal(correct, [2, 1, 2])
+    np.testing.assert_array_equal(wrong, [1, 3, 2])
+    np.testing.assert_allclose(iou, [(2 / 3 + 1 / 4 + 2 / 4) / 3], rtol=1e-6)
+
+
+def test_auc_refuses_probabilities_outside_0_1():
+    def build():
+        return list(L.auc(fluid.data("prob", [None, 2]), fluid.data("label", [None, 1], "int64"))[:2])
+    with pytest.raises(Exception, match="The predict data must less or equal 1."):
+        run(build, {"prob": np.array([[0.0, 1.5]], "float32"), "label": np.array([[1]], "int64")})

@@ -328,3 +328,23 @@ for _mode in ("constant", "reflect", "edge"):
 case("pad2d", "NHWC-value", inputs={"X": normal(1, 3, 3, 2)},
      attrs={"paddings": [0, 1, 1, 0], "pad_value": -1.0, "data_format": "NHWC"},
      reference=lambda X: np.pad(X, ((0, 0), (0, 1), (1, 0), (0, 0)), constant_values=-1.0))
+
+# --- metric ops (no gradient) ---------------------------------------------------------------------------------
+
+
+def roc_auc(scores, labels):
+    """Exact ROC AUC by counting ordered (positive, negative) pairs (ties count one half)."""
+    pos, neg = scores[labels > 0], scores[labels == 0]
+    return ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (len(pos) * len(neg))
+
+
+_AUC_P = np.stack([1 - np.linspace(0.05, 0.95, 10), np.linspace(0.05, 0.95, 10)], axis=1)
+_AUC_L = np.array([0, 0, 1, 0, 1, 0, 1, 1, 1, 1], dtype=np.int64)[:, None]
+case("auc", "global", inputs={"Predict": _AUC_P, "Label": _AUC_L, "StatPos": np.zeros((1, 1001), np.int64),
+                              "StatNeg": np.zeros((1, 1001), np.int64)},
+     attrs={"num_thresholds": 1000, "slide_steps": 0},
+     reference=lambda Predict, Label, StatPos, StatNeg: {"AUC": np.array([roc_auc(Predict[:, 1], Label[:, 0])])})
+case("mean_iou", inputs={"Predictions": np.array([[0, 1, 2], [2, 2, 1]], np.int32),
+                         "Labels": np.array([[0, 1, 1], [2, 0, 1]], np.int32)}, attrs={"num_classes": 4},
+     reference=lambda Predictions, Labels: (np.array([(1 / 2 + 2 / 3 + 1 / 3) / 3], np.float32),
+                                            np.array([1, 1, 2, 0], np.int32), np.array([1, 2, 1, 0], np.int32)))
