@@ -1,4 +1,5 @@
-"""Comparison and logical ops (fluid's compare_op and logical_op families): boolean outputs, no gradient.
+"""Comparison and logical ops (fluid's compare_op and logical_op families): boolean outputs, no gradient;
+and where, which picks between two tensors by a boolean one.
 
 Comparisons broadcast Y onto X from ``axis`` as the elementwise ops do (ops/math.py); X must have at
 least as many dimensions as Y, as in fluid.
@@ -6,7 +7,7 @@ least as many dimensions as Y, as in fluid.
 import numpy as np
 
 from .math import _y_view
-from .registry import array_module, register_op
+from .registry import array_module, register_grad, register_op
 
 _COMPARE = {"less_than": np.less, "less_equal": np.less_equal, "greater_than": np.greater,
             "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal}
@@ -48,3 +49,18 @@ for _name, _ufunc in _LOGICAL.items():
              infer_shape=lambda attrs, x: (x.shape, "bool"))
 def _logical_not_forward(attrs, x):
     return array_module(x).logical_not(x)
+
+
+# --- where: elementwise choice between X and Y -------------------------------------------------------------
+@register_op("where", inputs=("Condition", "X", "Y"), outputs=("Out",), no_grad_inputs=("Condition",),
+             infer_shape=lambda attrs, c, x, y: (x.shape, x.dtype))
+def _where_forward(attrs, cond, x, y):
+    return array_module(x).where(cond, x, y)
+
+
+@register_grad("where")
+def _where_backward(attrs, ins, outs, douts, need):
+    (cond, x, y), dout = ins, douts[0]
+    zero = array_module(dout).zeros_like(dout)
+    return (None, array_module(dout).where(cond, dout, zero) if need[1] else None,
+            array_module(dout).where(cond, zero, dout) if need[2] else None)

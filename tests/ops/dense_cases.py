@@ -62,7 +62,8 @@ def log_softmax_ref(x, axis):
 
 
 case("log_softmax", inputs={"X": normal(3, 5)}, reference=lambda X: log_softmax_ref(X, -1))
-case("log_softmax", "axis1", inputs={"X": normal(2, 3, 4)}, attrs={"axis": 1}, reference=lambda X: log_softmax_ref(X, 1))
+case("log_softmax", "axis1", inputs={"X": normal(2, 3, 4)}, attrs={"axis": 1},
+     reference=lambda X: log_softmax_ref(X, 1))
 _PX = spread(2, 3, 2, 2)
 case("prelu", "all", inputs={"X": _PX, "Alpha": np.array([0.3])},
      reference=lambda X, Alpha: np.where(X > 0, X, 0.3 * X))
@@ -179,7 +180,8 @@ case("smooth_l1_loss", "weights-sigma2",
      attrs={"sigma": 2.0}, grad_inputs=["X", "Y"], grad_outputs=["Out"],
      reference=lambda X, Y, InsideWeight, OutsideWeight: smooth_l1_ref(X, Y, InsideWeight, OutsideWeight, 2.0))
 case("log_loss", inputs={"Predicted": rng.uniform(0.1, 0.9, (5, 1)), "Labels": rng.integers(0, 2, (5, 1)) * 1.0},
-     reference=lambda Predicted, Labels: -Labels * np.log(Predicted + 1e-4) - (1 - Labels) * np.log(1 - Predicted + 1e-4))
+     reference=lambda Predicted, Labels: (-Labels * np.log(Predicted + 1e-4) -
+                                          (1 - Labels) * np.log(1 - Predicted + 1e-4)))
 _HX = rng.uniform(-3, 3, (5, 1))
 _HY = _HX + spread(5, 1, kinks=(-1.0, 1.0))
 
@@ -348,3 +350,6 @@ case("mean_iou", inputs={"Predictions": np.array([[0, 1, 2], [2, 2, 1]], np.int3
                          "Labels": np.array([[0, 1, 1], [2, 0, 1]], np.int32)}, attrs={"num_classes": 4},
      reference=lambda Predictions, Labels: (np.array([(1 / 2 + 2 / 3 + 1 / 3) / 3], np.float32),
                                             np.array([1, 1, 2, 0], np.int32), np.array([1, 2, 1, 0], np.int32)))
+_WC = rng.integers(0, 2, (3, 4)).astype(bool)
+case("where", inputs={"Condition": _WC, "X": normal(3, 4), "Y": normal(3, 4)},
+     reference=lambda Condition, X, Y: np.where(Condition, X, Y))
