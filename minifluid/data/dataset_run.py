@@ -30,13 +30,13 @@ DEBUG_PERIOD = 100
 """Batches between two ``debug=True`` reports (fluid's HogwildWorker prints every 100)."""
 
 
-def _tensor_text(tensor):
+def _tensor_text(tensor, place):
     """A fetched LoDTensor as fluid 2.0's printer writes it."""
     array = np.asarray(tensor)
     lod = tensor.lod()
     text = "  - lod: {%s}\n" % "".join("{%s}" % ", ".join(map(str, level)) for level in lod) if lod else ""
     data = " ".join(f"{x:g}" for x in array.reshape(-1).tolist())
-    return (f"{text}  - place: CPUPlace\n  - shape: [{', '.join(map(str, array.shape))}]\n  - layout: NCHW\n"
+    return (f"{text}  - place: {place}\n  - shape: [{', '.join(map(str, array.shape))}]\n  - layout: NCHW\n"
             f"  - dtype: {array.dtype.name}\n  - data: [{data}]")
 
 
@@ -119,7 +119,7 @@ def run_from_dataset(exe, program, dataset, scope=None, thread=0, debug=False, f
                 if k == 0:
                     reader0_batches += 1
                 for label, name, value in zip(info, fetches, results if show else ()):
-                    print(f"{label}\t{name}\t{_tensor_text(value)}\t", flush=True)
+                    print(f"{label}\t{name}\t{_tensor_text(value, exe.place)}\t", flush=True)
     finally:
         batches.close()
     return None
