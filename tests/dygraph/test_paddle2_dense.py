@@ -235,3 +235,12 @@ def test_tensor_functions_match_numpy(paddle):
     r = paddle.randint(0, 3, [100])
     assert r.numpy().dtype == np.int64 and set(np.unique(r.numpy())) <= {0, 1, 2}
     assert paddle.rand([2, 2]).numpy().dtype == np.float32
+
+
+def test_ordering_operators_on_eager_tensors(paddle):
+    a = np.array([0.0, 1.0, 2.0], "float32")
+    x = t(paddle, a)
+    np.testing.assert_array_equal((x > 1).numpy(), a > 1)
+    np.testing.assert_array_equal((x <= 1.0).numpy(), a <= 1)
+    np.testing.assert_array_equal((x < x * 2).numpy(), a < 2 * a)
+    np.testing.assert_array_equal((x >= x).numpy(), [True, True, True])
