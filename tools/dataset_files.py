@@ -201,8 +201,14 @@ def synth(root, modules, scale=1.0, seed=0):
 
 
 def _synth_uci_housing(root, n, rng):
-    rows = rng.rand(506, 14) * np.linspace(1, 100, 14)
-    write_uci_housing(root, rows)
+    """506 rows on the real columns' scales; the price (about 22 +- 4) is linear in RM and LSTAT plus noise,
+    so fit_a_line's linear model can learn it as it learns the real one."""
+    scales = np.array([90, 100, 28, 1, 0.5, 4, 100, 11, 24, 520, 10, 400, 37])
+    features = rng.rand(506, 13) * scales + np.array([0, 0, 0, 0, 0.38, 3.5, 2, 1, 1, 187, 12.6, 0, 1.7])
+    features[:, 3] = rng.rand(506) < 0.07  # CHAS is a 0/1 flag
+    rm, lstat = (features[:, 5] - 5.5) / 4, (features[:, 12] - 20) / 37
+    price = 22 + 6 * rm - 6 * lstat + rng.randn(506) * 1.5
+    write_uci_housing(root, np.column_stack([features, price]))
 
 
 def _synth_cifar(root, n, rng):

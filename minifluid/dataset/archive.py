@@ -164,8 +164,10 @@ def tar_members(path):
                     member = TarMember(name[2:] if name.startswith('./') else name, size, stream, path)
                     yield member
                     left = member._left
-                _skip(stream, left, path, 'member %s' % name)
-            _skip(stream, padding, path, 'the padding after member %s' % name)
+                if left:
+                    _skip(stream, left, path, 'member %s' % name)
+            if padding:
+                _skip(stream, padding, path, 'the padding after member %s' % name)
             offset += BLOCK + size + padding
         while stream.read(_CHUNK):  # the rest of the gzip stream: cut short, it raises EOFError
             pass

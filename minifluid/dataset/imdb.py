@@ -12,6 +12,7 @@ NOTE [ one pass over the archive ]: fluid re-read the 84 MB archive for every ``
 int32 ids over a process-wide vocabulary (cached per archive); a dictionary is then a count over those
 ids, and a split's samples one lookup-table gather.
 """
+import operator
 import re
 import string
 import threading
@@ -45,26 +46,32 @@ class _Corpus:
 
     def __init__(self, path):
         self.path, self.vocab, self.docs, self.names = path, _Vocab(), {}, None
+        self.matches = {}  # (pattern, flags) -> the member names it matches, in archive order
         self.lock = threading.Lock()
 
     def docs_matching(self, pattern):
         """Id arrays of the members ``pattern`` matches, in archive order (one pass when needed)."""
         with self.lock:
-            return self._read(pattern)
+            key = (pattern.pattern, pattern.flags)
+            if key not in self.matches:
+                if self.names is None or any(pattern.match(n) and n not in self.docs for n in self.names):
+                    self._read(pattern)
+                self.matches[key] = [n for n in self.names if pattern.match(n)]
+            return [self.docs[n] for n in self.matches[key]]
 
     def _read(self, pattern):
-        if self.names is None or any(pattern.match(n) and n not in self.docs for n in self.names):
-            names = []
-            lookup = self.vocab.__getitem__
-            with common.guard(self.path, 'read review'):
-                for member in archive.tar_members(self.path):
-                    name = member.name
-                    names.append(name)
-                    if pattern.match(name) and name not in self.docs:
-                        words = member.read().translate(None, _PUNCTUATION).lower().split()
-                        self.docs[name] = np.fromiter(map(lookup, words), np.int32, len(words))
-            self.names = names
-        return [self.docs[n] for n in self.names if pattern.match(n)]
+        names = []
+        vocab = self.vocab
+        for member in archive.tar_members(self.path):
+            names.append(member.name)
+            if pattern.match(member.name) and member.name not in self.docs:
+                words = member.read().translate(None, _PUNCTUATION).lower().split()
+                if len(words) > 1:  # one C call for the whole review (itemgetter of one word gives no tuple)
+                    ids = operator.itemgetter(*words)(vocab)
+                else:
+                    ids = [vocab[w] for w in words]
+                self.docs[member.name] = np.array(ids, np.int32)
+        self.names = names
 
 
 def _corpus():
