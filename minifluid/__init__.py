@@ -23,17 +23,12 @@ from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
 from .serialization import load, save
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
+from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
-__version__ = "0.1.0"
-
-__all__ = sorted([
-    "batch",
-    "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy", "Executor",
-    "LoDTensor", "LoDTensorArray", "Parameter", "Program", "Scope", "load", "save",
-    "Variable", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data", "default_main_program",
-    "default_startup_program", "framework", "global_scope", "is_compiled_with_cuda", "layers",
-    "program_guard", "scope_guard", "unique_name",
-    "ParamAttr", "backward", "clip", "gradients", "initializer", "optimizer", "regularizer",
-    "DataFeeder", "io", "nets",
-    "disable_dygraph", "dygraph", "enable_dygraph", "in_dygraph_mode",
-])
+__all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
+           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter", "Program",
+           "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor",
+           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph",
+           "dygraph", "enable_dygraph", "framework", "global_scope", "gradients", "in_dygraph_mode",
+           "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets", "optimizer",
+           "program_guard", "regularizer", "require_version", "save", "scope_guard", "unique_name"]

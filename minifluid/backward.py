@@ -24,7 +24,7 @@ are filled with ``fill_zeros_like``; a missing non-duplicable one reaches the ke
 """
 from collections import Counter
 
-from .framework.dtypes import is_float_dtype
+from .dtypes import is_float_dtype
 from .framework.variable import Variable
 from .ops.registry import OpRole, get_op_spec, grad_var_name
 
@@ -70,7 +70,7 @@ class _Walk:
         req = {n for n in seeds if self._differentiable(n)}
         for op in self.ops:
             spec = get_op_spec(op.type)
-            if spec.grad is None:
+            if not spec.has_grad:
                 continue
             if any(n in req for slot, names in op.inputs.items() if slot not in spec.no_grad_inputs
                    for n in names):
@@ -84,7 +84,7 @@ class _Walk:
         steps = []
         for op in reversed(self.ops):
             spec = get_op_spec(op.type)
-            if spec.grad is None or not any(n in has_grad for n in op.output_arg_names):
+            if not spec.has_grad or not any(n in has_grad for n in op.output_arg_names):
                 continue
             need = {}
             for slot in spec.inputs:
@@ -173,8 +173,14 @@ class _Walk:
                 else:
                     names.append(EMPTY_VAR_NAME)
             outputs[grad_var_name(slot)] = names
-        attrs = dict(op.attrs, op_role_var=role_var)
-        self._append(op.type + "_grad", inputs, outputs, attrs)
+        if spec.grad_builder is not None:  # the op builds its own grad ops (ops/registry.py)
+            for type, ins, outs, attrs in spec.grad_builder(op, _GradNames(op, inputs, outputs)):
+                written = {n for names in outs.values() for n in names}
+                pairs = [x for i in range(0, len(role_var), 2) if role_var[i + 1] in written
+                         for x in role_var[i:i + 2]]
+                self._append(type, ins, outs, dict(attrs or {}, op_role_var=pairs))
+        else:
+            self._append(op.type + "_grad", inputs, outputs, dict(op.attrs, op_role_var=role_var))
         for name in dict.fromkeys(produced):
             self._finish(name)
 
@@ -184,6 +190,22 @@ class _Walk:
         self.block.create_var(name=zname, shape=fwd.shape, dtype=fwd.dtype)
         self._append("fill_zeros_like", {"X": [name]}, {"Out": [zname]}, {})
         return zname
+
+
+class _GradNames:
+    """What a grad-op builder is told: ``output(slot)`` names the gradients of the forward op's outputs
+    (None where one has none), ``input(slot)`` the variables for its inputs' gradients (EMPTY_VAR_NAME
+    where none is needed; [] for a slot that needs none at all)."""
+
+    def __init__(self, op, grad_op_inputs, grad_op_outputs):
+        self._op, self._ins, self._outs = op, grad_op_inputs, grad_op_outputs
+
+    def output(self, slot):
+        names = self._ins.get(grad_var_name(slot))
+        return list(names) if names else [None] * len(self._op.outputs.get(slot) or ())
+
+    def input(self, slot):
+        return list(self._outs.get(grad_var_name(slot), ()))
 
 
 def _build(targets, seeds, target_gradients, no_grad_set, callbacks):

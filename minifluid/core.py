@@ -2,9 +2,17 @@
 from .errors import EOFException
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
-from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
+from .framework.variable import VarType
+from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, Place, get_cuda_device_count, is_compiled_with_cuda
 
 EnforceNotMet = RuntimeError
+"""fluid's C++ enforcement error. minifluid's runtime errors are RuntimeErrors (a failing reader's
+``ReaderKilledError`` too), so ``except core.EnforceNotMet`` catches what fluid's would."""
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "Scope", "is_compiled_with_cuda"]
+           "Place", "Scope", "VarDesc", "get_cuda_device_count", "is_compiled_with_cuda"]
+
+
+class VarDesc:
+    """fluid's ``core.VarDesc``, for its ``VarType`` enum (``core.VarDesc.VarType.FP32``)."""
+    VarType = VarType

@@ -15,7 +15,7 @@ import sys
 import traceback
 
 __all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError",
-           "ComposeNotAligned", "QUEUE_KILLED_MESSAGE"]
+           "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE"]
 
 QUEUE_KILLED_MESSAGE = "Blocking queue is killed because the data reader raises an exception."
 
@@ -27,8 +27,10 @@ class EOFException(Exception):
         super().__init__(message)
 
 
-class ReaderKilledError(SystemError):
-    """The data reader failed; fluid raised a bare ``SystemError`` with QUEUE_KILLED_MESSAGE here."""
+class ReaderKilledError(SystemError, RuntimeError):
+    """The data reader failed. Paddle 2.0 raised a bare ``SystemError`` with QUEUE_KILLED_MESSAGE here and
+    fluid 1.8 a ``core.EnforceNotMet``, which minifluid's core spells ``RuntimeError``: this is both, so
+    ``except SystemError`` and ``except fluid.core.EnforceNotMet`` catch it."""
 
 
 class WorkerDiedError(ReaderKilledError):
@@ -37,6 +39,13 @@ class WorkerDiedError(ReaderKilledError):
 
 class ComposeNotAligned(ValueError):
     """``reader.compose`` got readers of different lengths."""
+
+
+class CUDAUnavailableError(RuntimeError, AssertionError):
+    """A GPU was asked for and none can be used; the message names why (CuPy missing, no device).
+
+    fluid asserted "Not compiled with CUDA" here, so ``except AssertionError`` keeps catching it.
+    """
 
 
 class _RemoteError(Exception):

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .framework.dtypes import convert_dtype
+from .dtypes import convert_dtype
 from .framework.program import default_startup_program
 
 __all__ = ["Constant", "ConstantInitializer", "Initializer", "MSRA", "MSRAInitializer", "Normal",

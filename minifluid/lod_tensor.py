@@ -26,17 +26,17 @@ def offsets_to_lengths(offsets):
 class LoDTensor:
     """A dense array with optional recursive sequence lengths."""
 
-    __slots__ = ("_array", "_lod", "_place")
+    __slots__ = ("_array", "_lod", "_placement")
 
     def __init__(self, array=None, lod=None, place=None):
         self._array = array
         self._lod = [list(level) for level in lod] if lod else []
-        self._place = place
+        self._placement = place
 
     # --- data -----------------------------------------------------------------
     def set(self, array, place=None):
         """Store ``array`` (no copy for a C-contiguous ndarray) on ``place``."""
-        self._place = place
+        self._placement = place
         if place is not None and getattr(place, "is_gpu_place", lambda: False)():
             self._array = place.array_module().asarray(array)
         else:
@@ -60,7 +60,15 @@ class LoDTensor:
         return self._array is not None
 
     def place(self):
-        return self._place
+        return self._placement
+
+    def _place(self):
+        """fluid's ``LoDTensor._place()``: where the data lives (CPUPlace for a numpy array set without one)."""
+        if self._placement is not None:
+            return self._placement
+        from .places import CPUPlace, CUDAPlace  # noqa: PLC0415 - places imports the op registry
+        device = getattr(self._array, "device", None)
+        return CUDAPlace(device.id) if hasattr(device, "id") else CPUPlace()
 
     # --- LoD ------------------------------------------------------------------
     def set_recursive_sequence_lengths(self, lengths):

@@ -98,21 +98,9 @@ def load_persistables(executor, dirname, main_program=None, filename=None):
 
 def _prune_for_inference(program, feed_names, target_names):
     """A test-mode copy keeping only the ops the targets need, stopping at the fed variables."""
-    infer = program.clone(for_test=True)
-    block = infer.global_block()
-    needed, kept = set(target_names), []
-    for op in reversed(block.ops):
-        outs = set(op.output_arg_names)
-        if outs & needed and not outs <= set(feed_names):
-            kept.append(op)
-            needed |= set(op.input_arg_names)
-    block.ops = kept[::-1]
-    used = needed | {n for op in block.ops for n in op.output_arg_names} | set(feed_names)
-    for name in [n for n in block.vars if n not in used]:
-        del block.vars[name]
+    infer = program.clone(for_test=True)._prune_with_input(list(feed_names), list(target_names))
     for name in feed_names:
-        block.var(name).stop_gradient = True
-    infer._bump_version()
+        infer.global_block().var(name).stop_gradient = True
     return infer
 
 

@@ -6,17 +6,11 @@ inferred output shapes/dtypes are checked against what the kernel produced (also
 with a random upstream gradient ``dout`` for ``loss = sum(out * dout)`` and compares it with
 central differences of the forward kernel in float64.
 """
-import gc
-import os
-import threading
-import time
-
 import numpy as np
 
-from .data.shm import SHM_DIR
+from .dtypes import convert_dtype, is_float_dtype
 from .executor import Executor, Scope
 from .framework import Program
-from .framework.dtypes import convert_dtype, is_float_dtype
 from .ops.registry import get_op_spec
 
 __all__ = ["check_op", "AUX_OUTPUTS"]
@@ -190,29 +184,3 @@ def check_op(op_type, inputs, attrs=None, outputs=None, reference=None, grad_inp
         _check_grads(spec, attrs, inputs, set(grad_inputs), grad_outputs, eps, atol, rtol,
                      np.random.default_rng(seed))
     return fetched
-
-
-def live_threads(name, timeout=3.0):
-    """Threads called ``name`` still alive after up to ``timeout`` seconds (leak checks in tests)."""
-    gc.collect()
-    deadline = time.monotonic() + timeout
-    while True:
-        alive = [t for t in threading.enumerate() if t.name == name]
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.01)
-
-
-def shm_segments(pid=None):
-    """minifluid's shared-memory segments (``/dev/shm/mf_<pid>_*``) of ``pid`` (default: this process)."""
-    prefix = f"mf_{os.getpid() if pid is None else pid}_"
-    return [n for n in os.listdir(SHM_DIR) if n.startswith(prefix)]
-
-
-def process_gone(pid):
-    """True when ``pid`` has exited (a zombie nobody reaps counts as exited)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True

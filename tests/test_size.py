@@ -1,12 +1,20 @@
-"""Size is measured: code lines (no blank lines, comments or docstrings) per module and in total."""
+"""Size is measured: code lines (no blank lines, comments or docstrings) per module and in total.
+
+The package budget is 10,000 code lines: 8,029 when it was set, plus about 1,600 for the modules
+being written then (paddle.dataset's readers, fluid.dataset's file datasets, Paddle's file formats)
+and under 400 of headroom. The LoD and control-flow issues add more than that: they raise the
+budget in their own change, saying by how much and for what, here and in the README.
+"""
 import ast
 import io
 import pathlib
+import re
 import tokenize
 import warnings
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, PACKAGE_BUDGET = 600, 400, 12000
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "minifluid"
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_000
 
 
 def code_lines(path):
@@ -38,12 +46,42 @@ def test_module_and_package_sizes():
     large = {m: n for m, n in sizes.items() if n > MODULE_SOFT_LIMIT}
     if large:
         warnings.warn(f"modules over the {MODULE_SOFT_LIMIT}-line soft limit: {large}")
-    assert sum(sizes.values()) <= PACKAGE_BUDGET, f"package is {sum(sizes.values())} code lines"
+    families = {m: n for m, n in sizes.items() if m.startswith("ops/") and n >= OPS_FAMILY_LIMIT}
+    assert not families, f"op families at or over {OPS_FAMILY_LIMIT} code lines (split them): {families}"
+    assert sum(sizes.values()) <= PACKAGE_BUDGET, (
+        f"package is {sum(sizes.values())} code lines, over the budget of {PACKAGE_BUDGET}")
+
+
+def test_readme_states_the_limits_the_test_enforces():
+    readme = (ROOT / "README.md").read_text()
+    stated = re.search(r"at most ([\d,]+) code lines in all, no module over (\d+) and no op family over (\d+)",
+                       readme)
+    assert stated, "README.md must state the size budget (section 'Size')"
+    assert [int(g.replace(",", "")) for g in stated.groups()] == [PACKAGE_BUDGET, MODULE_HARD_LIMIT,
+                                                                  OPS_FAMILY_LIMIT]
+
+
+def _literal_all(path):
+    """The names of ``path``'s ``__all__`` as written, or None when it is not a literal list of strings."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            if isinstance(node.value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts):
+                return [e.value for e in node.value.elts]
+            return None
+    return []
+
+
+def test_every_all_is_a_literal():
+    computed = [p.relative_to(PACKAGE).as_posix() for p in sorted(PACKAGE.rglob("*.py")) if _literal_all(p) is None]
+    assert not computed, f"__all__ must be a literal list of names (readable without running code): {computed}"
 
 
 def test_public_surface_is_explicit_and_sorted():
     import minifluid
-    assert list(minifluid.__all__) == sorted(minifluid.__all__)
+    written = _literal_all(PACKAGE / "__init__.py")
+    assert written is not None and written == sorted(written), "minifluid/__init__.py: keep __all__ sorted as written"
+    assert list(minifluid.__all__) == written
     missing = [n for n in minifluid.__all__ if not hasattr(minifluid, n)]
     assert not missing, missing
 

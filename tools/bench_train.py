@@ -11,7 +11,14 @@ losses are compared as a sanity check. They run alternately, step by step, after
 ONE JSON line with samples/s, the median step times, ratio = executor / numpy and, for the mlp,
 eager_static_ratio = eager / executor.
 
-Run: python tools/bench_train.py [--steps 300] [--warmup 30]
+Two more lines of the same JSON, ``lenet`` (MNIST shapes) and ``resnet20`` (a CIFAR batch of 128), train
+conv nets side by side with PyTorch when ``torch`` is importable (tools/conv_nets.py): median step times,
+``speed_vs_torch`` = torch's step time / minifluid's (1.0: as fast), and for ResNet-20 each one's peak
+memory growth during one step. torch is never a dependency: run this script from an environment that has
+both, e.g. ``python3 -m venv /tmp/tv && /tmp/tv/bin/pip install torch numpy networkx six &&
+/tmp/tv/bin/pip install --no-deps -e .``.
+
+Run: python tools/bench_train.py [--steps 300] [--warmup 30] [--net-steps 20] [--nets-only]
 """
 import argparse
 import json
@@ -22,6 +29,7 @@ import time
 import numpy as np
 
 import minifluid as fluid
+from conv_nets import compare
 
 BATCH = 64
 LR = 0.05
@@ -187,11 +195,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--net-steps", type=int, default=20, help="timed steps of the LeNet / ResNet-20 lines")
+    ap.add_argument("--nets-only", action="store_true", help="only the LeNet / ResNet-20 lines")
     args = ap.parse_args()
-    result = {"batch": BATCH, "steps": args.steps,
-              "mlp": bench(build_mlp, numpy_mlp_step, (784,), args.warmup, args.steps, eager_mlp_step),
-              "conv": bench(build_conv, numpy_conv_step, (1, 28, 28), args.warmup, args.steps),
-              "python": platform.python_version(), "numpy": np.__version__}
+    result = {"batch": BATCH, "steps": args.steps}
+    if not args.nets_only:
+        result.update(mlp=bench(build_mlp, numpy_mlp_step, (784,), args.warmup, args.steps, eager_mlp_step),
+                      conv=bench(build_conv, numpy_conv_step, (1, 28, 28), args.warmup, args.steps))
+    result.update(lenet=compare("lenet", 128, 3, args.net_steps),
+                  resnet20=compare("resnet20", 128, 1, max(args.net_steps // 4, 1)),
+                  python=platform.python_version(), numpy=np.__version__)
     print(json.dumps(result))
 
 

@@ -2,10 +2,10 @@
 
 ``install()`` puts a meta-path finder in front of ``sys.meta_path`` that answers
 ``import paddle``, ``paddle.fluid``, ``paddle.fluid.core``, ``paddle.dataset.mnist``,
-``paddle.reader``, ``paddle.io`` … with minifluid's own modules (and ``six`` with a small
-shim when it is not installed). Nothing is written to site-packages; ``uninstall()``
-removes the finder and every module it created. ``python -m minifluid.compat SCRIPT``
-does both around one script.
+``paddle.reader``, ``paddle.io`` … with minifluid's own modules (``six``, which such scripts
+import too, is the real package: a dependency of minifluid). Nothing is written to
+site-packages; ``uninstall()`` removes the finder and every module it created.
+``python -m minifluid.compat SCRIPT`` does both around one script.
 
 An attribute or submodule minifluid does not have raises ``UnsupportedAPIError`` (a
 ``NotImplementedError`` that is also an AttributeError/ImportError, so ``hasattr`` keeps
@@ -17,6 +17,8 @@ import importlib.abc
 import importlib.util
 import sys
 import types
+
+from ..version import full_version as _FLUID_VERSION
 
 __all__ = ["install", "uninstall", "installed", "UnsupportedAPIError", "MODULE_MAP", "supported_api"]
 
@@ -41,7 +43,10 @@ MODULE_MAP = {
     "paddle.fluid.layers": "minifluid.layers",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
-    "paddle.fluid.reader": "minifluid.io",
+    "paddle.fluid.reader": "minifluid.fluid_reader",
+    "paddle.fluid.generator": "minifluid.generator",
+    "paddle.fluid.dataloader": "minifluid.data.dataset",
+    "paddle.fluid.dataloader.dataloader_iter": "minifluid.data.worker",
     "paddle.fluid.data_feeder": "minifluid.data.feeder",
     "paddle.fluid.optimizer": "minifluid.optimizer",
     "paddle.fluid.initializer": "minifluid.initializer",
@@ -71,8 +76,15 @@ MODULE_MAP = {
     "paddle.nn": "minifluid.dygraph.paddle_nn",
     "paddle.nn.functional": "minifluid.dygraph.functional",
     "paddle.optimizer": "minifluid.dygraph.paddle_optimizer",
-    "paddle.static": "minifluid",
+    "paddle.static": "minifluid.compat.static_ns",
+    "paddle.framework": "minifluid.compat.paddle_framework",
+    "paddle.framework.random": "minifluid.compat.paddle_framework.random",
+    "paddle.compat": "minifluid.compat.paddle_compat",
+    "paddle.version": "minifluid.version",
 }
+
+# legacy version checks (`paddle.__version__ >= "1.6"`) see the fluid level minifluid emulates
+_VERSIONED = ("paddle", "paddle.fluid")
 
 # names legacy code reaches for that minifluid answers differently
 ALTERNATIVES = {
@@ -105,8 +117,13 @@ class _ProxyModule(types.ModuleType):
         super().__init__(name, getattr(target, "__doc__", None))
         object.__setattr__(self, "_target", target)
         self.__path__ = []  # a package, so submodules import through the finder
+        if name in _VERSIONED:
+            self.__version__ = _FLUID_VERSION
 
     def __getattr__(self, attr):
+        if attr == "__all__":  # ``from paddle.io import *`` binds the module's public names
+            target = object.__getattribute__(self, "_target")
+            return list(getattr(target, "__all__", None) or [n for n in dir(target) if not n.startswith("_")])
         if attr.startswith("__"):
             raise AttributeError(attr)
         sub = f"{self.__name__}.{attr}"
@@ -134,11 +151,9 @@ class _Loader(importlib.abc.Loader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Answers imports of ``paddle`` and its submodules (and ``six`` when missing)."""
+    """Answers imports of ``paddle`` and its submodules."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == "six" and _six_missing():
-            return importlib.util.spec_from_loader("six", _SixLoader())
         if fullname != "paddle" and not fullname.startswith("paddle."):
             return None
         if fullname not in MODULE_MAP:
@@ -147,19 +162,6 @@ class _Finder(importlib.abc.MetaPathFinder):
                 f"{fullname} is not implemented by minifluid; supported modules under {parent}: "
                 f"{sorted(m for m in MODULE_MAP if m.startswith(parent + '.'))}")
         return importlib.util.spec_from_loader(fullname, _Loader(), is_package=True)
-
-
-class _SixLoader(importlib.abc.Loader):
-    def create_module(self, spec):
-        return importlib.import_module("minifluid.compat.six_shim")
-
-    def exec_module(self, module):
-        pass
-
-
-def _six_missing():
-    return not any(f.find_spec("six", None) for f in sys.meta_path if not isinstance(f, _Finder)
-                   if hasattr(f, "find_spec"))
 
 
 _finder = None
@@ -179,15 +181,13 @@ def install():
 
 
 def uninstall():
-    """Remove the finder and every ``paddle`` module (and the six shim) it created."""
+    """Remove the finder and every ``paddle`` module it created."""
     global _finder
     if _finder is not None:
         sys.meta_path.remove(_finder)
         _finder = None
     for name in [n for n in sys.modules if n == "paddle" or n.startswith("paddle.")]:
         del sys.modules[name]
-    if getattr(sys.modules.get("six"), "__minifluid_shim__", False):
-        del sys.modules["six"]
 
 
 def supported_api():

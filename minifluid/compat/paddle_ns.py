@@ -19,14 +19,15 @@ from ..dygraph import paddle_nn as nn
 from ..dygraph import paddle_optimizer as optimizer
 from ..dygraph.checkpoint import load, save
 from ..dygraph.tensor import Tensor, default_tracer
+from ..dtypes import get_default_dtype, set_default_dtype
 from ..param_attr import ParamAttr
 from ..places import CPUPlace, CUDAPlace
 from ..reader import batch
+from .paddle_framework.random import seed
 
-__version__ = "1.8.0-minifluid"
-
-__all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "batch", "disable_static", "enable_static", "in_dynamic_mode",
-           "io", "load", "mean", "nn", "no_grad", "optimizer", "reshape", "save", "seed", "set_device", "to_tensor"]
+__all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "batch", "disable_static", "enable_static",
+           "get_default_dtype", "in_dynamic_mode", "io", "load", "mean", "nn", "no_grad", "optimizer", "reshape",
+           "save", "seed", "set_default_dtype", "set_device", "to_tensor"]
 
 enable_static = _base.enable_static
 disable_static = _base.disable_static
@@ -37,7 +38,7 @@ no_grad = _base.no_grad
 @_base.eager_api
 def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     """An eager tensor holding a copy of ``data`` (ndarray, Tensor, list or scalar; Python floats
-    become float32), cast to ``dtype`` when given."""
+    become ``get_default_dtype()``, float32 unless set), cast to ``dtype`` when given."""
     if isinstance(data, Tensor):
         data = data._value.copy()
     elif isinstance(data, np.ndarray) or hasattr(data, "__cuda_array_interface__"):
@@ -45,7 +46,7 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True):
     else:
         data = np.array(data)
         if data.dtype == np.float64:
-            data = data.astype("float32")
+            data = data.astype(get_default_dtype())
     t = default_tracer().eager_tensor(data)
     if dtype is not None:
         t = t.astype(dtype)
@@ -62,11 +63,6 @@ def mean(x, axis=None, keepdim=False, name=None):
 @_base.eager_api
 def reshape(x, shape, name=None):
     return _layers.reshape(x, list(shape))
-
-
-def seed(value):
-    """Seed numpy's global RNG, which minifluid's random ops and initializers draw from."""
-    np.random.seed(int(value))
 
 
 def set_device(device):

@@ -16,7 +16,7 @@ import numpy as np
 from ..lod_tensor import LoDTensor
 from .feeder import convert_or_defer, convert_sample_list, make_converters
 
-__all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator",
+__all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator", "as_batch_field",
            "FIELD_COUNT_MESSAGE", "RAGGED_BATCH_MESSAGE"]
 
 FIELD_COUNT_MESSAGE = (
@@ -84,14 +84,14 @@ class _SampleListBatches:
         try:
             for samples in sample_lists:
                 if converters is None:
-                    yield [_batch_field(column) for column in zip(*samples)]
+                    yield [as_batch_field(column) for column in zip(*samples)]
                 else:
                     yield convert(samples, converters, _field_count_error)
         finally:
             _close(sample_lists)
 
 
-def _batch_field(item):
+def as_batch_field(item):
     """An ndarray or LoDTensor as given (no dtype cast); anything else through ``np.asarray``."""
     if type(item) is np.ndarray:
         if item.dtype.hasobject:
@@ -120,7 +120,7 @@ def from_batch_generator(reader, num_slots):
                                     f"feed variable in feed_list order; got a dict with keys {list(batch)[:8]}")
                 if num_slots is not None and len(batch) != num_slots:
                     raise _field_count_error(len(batch), num_slots)
-                yield [_batch_field(item) for item in batch]
+                yield [as_batch_field(item) for item in batch]
         finally:
             _close(batches)
     return batch_reader

@@ -5,14 +5,17 @@ reproducible) unless given a ``generator``. The draw happens when ``iter(sampler
 lazily at the first index, so a loader that starts an epoch in the consumer thread draws there.
 """
 import itertools
+import math
+import os
 from collections.abc import Iterable
 
 import numpy as np
 
 from minifluid.data.worker import get_worker_info
 
-__all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "Dataset", "IterableDataset", "RandomSampler",
-           "Sampler", "SequenceSampler", "Subset", "TensorDataset", "get_worker_info"]
+__all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "Dataset", "DistributedBatchSampler", "IterableDataset",
+           "RandomSampler", "Sampler", "SequenceSampler", "Subset", "TensorDataset", "WeightedRandomSampler",
+           "get_worker_info"]
 
 
 class Dataset:
@@ -228,3 +231,112 @@ class BatchSampler(Sampler):
     def __len__(self):
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class WeightedRandomSampler(Sampler):
+    """Indices drawn with probability proportional to ``weights``.
+
+    Args:
+        weights (sequence or ndarray, 1-D or 2-D): non-negative weights; a 2-D array draws
+            ``num_samples`` per row (indices into the row), rows one after another.
+        num_samples (int): draws per row.
+        replacement (bool, default True): without replacement, each row needs at least
+            ``num_samples`` positive weights.
+
+    Weights are checked when iterating (AssertionError: negative, inf/nan, none positive, too few).
+    """
+
+    def __init__(self, weights, num_samples, replacement=True):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        super().__init__(None)
+        self.weights, self.num_samples, self.replacement = weights, num_samples, replacement
+
+    def _rows(self):
+        weights = np.asarray(self.weights, dtype=np.float64)
+        assert weights.ndim in (1, 2), f"weights should be a 1-D or 2-D array, but got shape {weights.shape}"
+        weights = weights.reshape(-1, weights.shape[-1])
+        assert np.all(np.isfinite(weights)), "weights should not be INF or NaN"
+        assert np.all(weights >= 0.0), "weights should be positive value"
+        positive = np.count_nonzero(weights > 0.0, axis=1)
+        assert np.all(positive > 0), "weights should have positive values"
+        if not self.replacement:
+            assert np.all(positive >= self.num_samples), (
+                "weights positive value number should not less than num_samples when replacement=False")
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    def __iter__(self):
+        rows = self._rows()
+        drawn = [np.random.choice(row.size, self.num_samples, self.replacement, p=row) for row in rows]
+        return iter(np.concatenate(drawn).tolist())
+
+    def __len__(self):
+        shape = np.shape(self.weights)
+        return self.num_samples * int(np.prod(shape[:-1], dtype=np.int64))
+
+
+def _env_int(name, default):
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+class DistributedBatchSampler(BatchSampler):
+    """The batches of one process (``rank``) among ``num_replicas`` that split a dataset between them.
+
+    The dataset's indices are padded (from its start) to a multiple of ``num_replicas``, shuffled with
+    ``np.random.RandomState(epoch)`` when ``shuffle`` (the same order in every process; ``set_epoch``
+    changes it), and dealt out a batch at a time: rank r takes batches r, r + num_replicas, ... and
+    its share of the final partial round, so every process gets ``ceil(len(dataset) / num_replicas)``.
+
+    Args:
+        dataset (Dataset): anything with ``__len__``.
+        batch_size (int): indices per batch.
+        num_replicas (int, default: the ``PADDLE_TRAINERS_NUM`` environment variable, else 1).
+        rank (int, default: the ``PADDLE_TRAINER_ID`` environment variable, else 0).
+        shuffle (bool, default False), drop_last (bool, default False).
+    """
+
+    def __init__(self, dataset, batch_size, num_replicas=None, rank=None, shuffle=False, drop_last=False):
+        assert isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0, \
+            "batch_size should be a positive integer"
+        assert isinstance(shuffle, bool), "shuffle should be a boolean value"
+        assert isinstance(drop_last, bool), "drop_last should be a boolean number"
+        if num_replicas is None:
+            num_replicas = _env_int("PADDLE_TRAINERS_NUM", 1)
+        assert isinstance(num_replicas, int) and num_replicas > 0, "num_replicas should be a positive integer"
+        if rank is None:
+            rank = _env_int("PADDLE_TRAINER_ID", 0)
+        assert isinstance(rank, int) and 0 <= rank < num_replicas, \
+            f"rank should be a non-negative integer below num_replicas ({num_replicas}), got {rank}"
+        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
+        self.nranks, self.local_rank, self.epoch = num_replicas, rank, 0
+        self.num_samples = int(math.ceil(len(dataset) / num_replicas))
+        self.total_size = self.num_samples * num_replicas
+        self.sampler = None
+
+    def _local_indices(self):
+        n = len(self.dataset)
+        indices = np.resize(np.arange(n), self.total_size)  # pads with the first indices again
+        if self.shuffle:
+            np.random.RandomState(self.epoch).shuffle(indices)
+            self.epoch += 1
+        if self.nranks == 1:
+            return indices
+        round_size = self.batch_size * self.nranks
+        full = (self.total_size // round_size) * round_size
+        rounds = indices[:full].reshape(-1, self.nranks, self.batch_size)[:, self.local_rank].reshape(-1)
+        tail = indices[full:].reshape(self.nranks, -1)[self.local_rank]
+        return np.concatenate([rounds, tail])
+
+    def __iter__(self):
+        return self._batches(iter(self._local_indices().tolist()))
+
+    def __len__(self):
+        extra = 0 if self.drop_last else self.batch_size - 1
+        return (self.num_samples + extra) // self.batch_size
+
+    def set_epoch(self, epoch):
+        """Shuffle with ``epoch`` as the seed next time (the same order in every process)."""
+        self.epoch = epoch

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..framework.dtypes import to_numpy_dtype
+from ..dtypes import to_numpy_dtype
 from ..framework.program import default_main_program
 from ..lod_tensor import LoDTensor
 from ..places import _cpu_num, cuda_places

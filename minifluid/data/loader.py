@@ -44,15 +44,15 @@ import weakref
 import numpy as np
 
 from .._blas import limit_for_background_threads
+from ..dtypes import to_numpy_dtype
 from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
-from ..framework.dtypes import to_numpy_dtype
-from ..framework.program import default_main_program
+from ..framework.program import default_main_program, default_startup_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..layers import io as layers_io
 from ..lod_tensor import LoDTensor
-from . import adapters
+from . import adapters, options
 from .dataloader import DatasetLoader
 from .feeder import SlotSpec, slot_specs
 from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader, _passthrough
@@ -187,8 +187,8 @@ def _new_queue(capacity):
 
 def _tensor(field, place):
     if isinstance(field, LoDTensor):
-        if field._place is None:
-            field._place = place
+        if field._placement is None:
+            field._placement = place
         return field
     return LoDTensor(field, None, place)
 
@@ -301,9 +301,12 @@ class GeneratorLoader(DataLoaderBase):
             reader_names = names[1:] if use_double_buffer else names[1:2]
             self._attach_scope(names[0], reader_names)
             s = self._slots
+            # fluid creates an unordered loader's reader in the startup program (its queue is shared by places)
+            startup = None if self._keep_order else default_startup_program().global_block()
             reader = layers_io.build_reader_ops(
                 program.global_block(), names[0], names[1], names[2] if use_double_buffer else None,
-                [x.shape for x in s], [x.dtype for x in s], [x.lod_level for x in s], [x.need_check for x in s])
+                [x.shape for x in s], [x.dtype for x in s], [x.lod_level for x in s], [x.need_check for x in s],
+                startup_block=startup)
             layers_io.insert_read_op(program.global_block(), reader, feed_vars, drop_last)
 
     def _setup(self, slots, capacity, use_double_buffer, iterable, return_list, use_multiprocess, drop_last,
@@ -312,6 +315,7 @@ class GeneratorLoader(DataLoaderBase):
         self._capacity, self._use_double_buffer = int(capacity), bool(use_double_buffer)
         self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
         self._use_multiprocess, self._timeout = bool(use_multiprocess), timeout
+        self._keep_order = options.keep_data_loader_order()
         self._batch_reader = None
         self._places = None
         self._producer = None
@@ -350,6 +354,16 @@ class GeneratorLoader(DataLoaderBase):
     @property
     def iterable(self):
         return self._iterable
+
+    @staticmethod
+    def _check_input_array(item):
+        """One field of a batch as an ndarray; ragged nested lists are a TypeError saying so."""
+        return adapters.as_batch_field(item)
+
+    @property
+    def _thread(self):
+        """The producer thread of the current epoch (None when none runs or a worker's pipe is read)."""
+        return getattr(self._producer, "thread", None)
 
     @property
     def queue(self):
@@ -470,6 +484,19 @@ class GeneratorLoader(DataLoaderBase):
     def _end_epoch(self, join_timeout=JOIN_TIMEOUT):
         self._epoch_open = False
         self._stop(join_timeout)
+
+    def _reset(self):
+        """Stop the current epoch in either mode (fluid's private ``_reset``, which its tests call on
+        an iterable loader left early); non-iterable loaders are also ready to ``start()`` again."""
+        if self._iterable:
+            self._end_epoch()
+        else:
+            self.reset()
+
+    def _stop_feeding(self):
+        """Ask the producer to stop pushing (``py_reader.exited = True``); the consumer then reaches EOF."""
+        if self._producer is not None:
+            self._producer.close()
 
     # --- non-iterable mode --------------------------------------------------------------------------
     def start(self):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ExceptionWrapper, ReaderKilledError
 from ..lod_tensor import LoDTensor
+from . import options
 from .queue import END_OF_DATA, BlockingQueue
 
 __all__ = ["DirectStage", "ReadAheadStage", "CudaPrefetchStage", "make_stage", "PREFETCH_SLOTS"]
@@ -95,8 +96,9 @@ def _pinned_view(cupy, slot, index, host):
     return np.frombuffer(mem, host.dtype, host.size).reshape(host.shape)
 
 
-def _cuda_prefetch_loop(cupy, source, ready, places, stop_event):
-    """Copy batches from ``source`` (host) to ``ready`` (device); see the module docstring."""
+def _cuda_prefetch_loop(cupy, source, ready, places, stop_event, pinned=True):
+    """Copy batches from ``source`` (host) to ``ready`` (device); see the module docstring. Without
+    ``pinned`` (``fluid.reader.use_pinned_memory(False)``) the copies read the batch's own memory."""
     streams = {}
     staging = [([], None) for _ in range(PREFETCH_SLOTS + 2)]  # (pinned buffers, event of their last copy)
     count = 0
@@ -122,17 +124,19 @@ def _cuda_prefetch_loop(cupy, source, ready, places, stop_event):
                 for i, field in enumerate(batch):
                     array, lod = (field._array, field._lod) if isinstance(field, LoDTensor) else (field, None)
                     host = np.ascontiguousarray(array)
-                    pinned = _pinned_view(cupy, buffers, i, host)
-                    np.copyto(pinned, host)
+                    if pinned:
+                        staged = _pinned_view(cupy, buffers, i, host)
+                        np.copyto(staged, host)
+                        host = staged
                     with stream:
                         devices.append(cupy.empty(host.shape, host.dtype))
-                    hosts.append(pinned)
+                    hosts.append(host)
                     lods.append(lod)
                 # The pool may have handed us memory the consumer freed while its kernels (on the null
                 # stream) still read it: order our copies after everything queued there so far.
                 stream.wait_event(cupy.cuda.Stream.null.record())
-                for device, pinned in zip(devices, hosts):
-                    device.set(pinned, stream=stream)
+                for device, host in zip(devices, hosts):
+                    device.set(host, stream=stream)
                 fields = [LoDTensor(device, lod, place) for device, lod in zip(devices, lods)]
                 copied = stream.record()
             staging[count % len(staging)] = (buffers, copied)
@@ -152,8 +156,9 @@ class CudaPrefetchStage:
         self.queue, self.timeout = queue, timeout
         self._ready = BlockingQueue(PREFETCH_SLOTS)
         self._stop_event = threading.Event()
+        pinned = options.use_pinned_memory() is not False
         self._thread = threading.Thread(target=_cuda_prefetch_loop, name="minifluid-prefetch", daemon=True,
-                                        args=(cupy, queue, self._ready, list(places), self._stop_event))
+                                        args=(cupy, queue, self._ready, list(places), self._stop_event, pinned))
         self._thread.start()
 
     def get(self):

@@ -5,8 +5,9 @@ Each function runs eagerly whatever the global mode (paddle 2.x defaults to dyna
 with ``reduction`` ('mean', 'sum' or 'none').
 """
 from .. import layers
+from ..layers import wiring
 from .base import eager_api
-from .tensor import apply
+from .nn import EagerEmit
 
 __all__ = ["cross_entropy", "dropout", "linear", "mse_loss", "relu", "sigmoid", "softmax",
            "softmax_with_cross_entropy", "square_error_cost", "tanh"]
@@ -57,5 +58,4 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
 
 @eager_api
 def linear(x, weight, bias=None, name=None):
-    out = apply("mul", {"X": x, "Y": weight}, {"x_num_col_dims": len(x.shape) - 1, "y_num_col_dims": 1})
-    return out if bias is None else apply("elementwise_add", {"X": out, "Y": bias}, {"axis": len(x.shape) - 1})
+    return wiring.fc_ops(EagerEmit, [x], [weight], bias, len(x.shape) - 1, None)

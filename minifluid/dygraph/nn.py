@@ -1,26 +1,40 @@
 """``fluid.dygraph.nn``: Linear, Conv2D, Pool2D, BatchNorm, Dropout.
 
-Each layer creates its parameters once, with the static layers' defaults (Xavier weights, zero
-biases, conv filters Normal(0, sqrt(2 / (kh * kw * C)))), and its ``forward`` runs the same
-registered ops the static builders append (``mul`` + ``elementwise_add`` for Linear, as
-``layers.fc``), straight through the tracer: no LayerHelper on the per-step path.
+Each layer runs what ``layers/wiring.py`` describes for its static twin (``fc``, ``conv2d`` ...):
+``__init__`` creates the parameters it lists, once, with the static layers' defaults (Xavier
+weights, zero biases, conv filters Normal(0, sqrt(2 / (kh * kw * C)))), and ``forward`` runs the
+same ops through ``EagerEmit``, straight into the tracer: no LayerHelper on the per-step path.
 """
-from ..initializer import Constant, Normal
-from ..param_attr import ParamAttr
+from ..layers import wiring
 from .layer import Layer
-from .tensor import Tensor, apply, default_tracer
+from .tensor import Tensor, default_tracer
 
 __all__ = ["BatchNorm", "Conv2D", "Dropout", "Linear", "Pool2D"]
 
 
-def _pair(value):
-    return [value, value] if isinstance(value, int) else [int(v) for v in value]
+class _EagerEmit:
+    """The wiring's emitter in eager mode: each op runs now; outputs are fresh eager tensors."""
+
+    @staticmethod
+    def op(type, inputs, attrs=None, out="Out", extra=None):
+        result = Tensor(None, stop_gradient=False)
+        outputs = {out: result}
+        for slot, v in (extra or {}).items():
+            outputs[slot] = Tensor(None) if isinstance(v, wiring.New) else v
+        default_tracer().trace_op(type, inputs, outputs, attrs)
+        return result
+
+    bias = wiring.StaticEmit.bias
+    act = wiring.StaticEmit.act
 
 
-def _add_bias_act(x, bias, act, axis):
-    if bias is not None:
-        x = apply("elementwise_add", {"X": x, "Y": bias}, {"axis": axis})
-    return x if act is None else apply(act, {"X": x})
+EagerEmit = _EagerEmit()
+"""The emitter the eager layers (and ``paddle.nn.functional.linear``) run the wiring with."""
+
+
+def _params(layer, specs):
+    return [layer.create_parameter(s.shape, s.attr, is_bias=s.is_bias, default_initializer=s.default_initializer)
+            for s in specs]
 
 
 class Linear(Layer):
@@ -34,13 +48,10 @@ class Linear(Layer):
     def __init__(self, input_dim, output_dim, param_attr=None, bias_attr=None, act=None, dtype="float32"):
         super().__init__(dtype=dtype)
         self._act = act
-        self.weight = self.create_parameter([input_dim, output_dim], param_attr, dtype)
-        self.bias = self.create_parameter([output_dim], bias_attr, dtype, is_bias=True)
+        self.weight, self.bias = _params(self, wiring.fc_params([input_dim], output_dim, [param_attr], bias_attr))
 
     def forward(self, input):
-        ndim = len(input._value.shape)
-        out = apply("mul", {"X": input, "Y": self.weight}, {"x_num_col_dims": ndim - 1, "y_num_col_dims": 1})
-        return _add_bias_act(out, self.bias, self._act, ndim - 1)
+        return wiring.fc_ops(EagerEmit, [input], [self.weight], self.bias, len(input._value.shape) - 1, self._act)
 
 
 class Conv2D(Layer):
@@ -50,18 +61,13 @@ class Conv2D(Layer):
                  param_attr=None, bias_attr=None, use_cudnn=True, act=None, dtype="float32"):
         super().__init__(dtype=dtype)
         groups = 1 if groups is None else int(groups)
-        ksize = _pair(filter_size)
-        std = (2.0 / (ksize[0] * ksize[1] * num_channels)) ** 0.5
-        self._attrs = {"strides": _pair(stride), "paddings": _pair(padding), "dilations": _pair(dilation),
-                       "groups": groups}
+        self._attrs = wiring.conv2d_attrs(stride, padding, dilation, groups, use_cudnn)
         self._act = act
-        self.weight = self.create_parameter([num_filters, num_channels // groups] + ksize, param_attr, dtype,
-                                            default_initializer=Normal(0.0, std, 0))
-        self.bias = self.create_parameter([num_filters], bias_attr, dtype, is_bias=True)
+        self.weight, self.bias = _params(self, wiring.conv2d_params(num_channels, num_filters, filter_size, groups,
+                                                                    param_attr, bias_attr))
 
     def forward(self, input):
-        out = apply("conv2d", {"Input": input, "Filter": self.weight}, self._attrs, out_slot="Output")
-        return _add_bias_act(out, self.bias, self._act, 1)
+        return wiring.conv2d_ops(EagerEmit, input, self.weight, self.bias, self._attrs, self._act)
 
 
 class Pool2D(Layer):
@@ -69,16 +75,12 @@ class Pool2D(Layer):
 
     def __init__(self, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
                  use_cudnn=True, ceil_mode=False, exclusive=True, data_format="NCHW"):
-        if pool_type not in ("max", "avg"):
-            raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
         super().__init__()
-        self._attrs = {"pooling_type": pool_type, "ksize": [1, 1] if pool_size == -1 else _pair(pool_size),
-                       "global_pooling": global_pooling, "strides": _pair(pool_stride),
-                       "paddings": _pair(pool_padding), "ceil_mode": ceil_mode, "exclusive": exclusive,
-                       "data_format": data_format}
+        self._attrs = wiring.pool2d_attrs(pool_size, pool_type, pool_stride, pool_padding, global_pooling,
+                                          use_cudnn, ceil_mode, exclusive, data_format)
 
     def forward(self, input):
-        return apply("pool2d", {"X": input}, self._attrs)
+        return EagerEmit.op("pool2d", {"X": input}, self._attrs)
 
 
 class BatchNorm(Layer):
@@ -90,24 +92,15 @@ class BatchNorm(Layer):
                  trainable_statistics=False):
         super().__init__(dtype=dtype)
         self._act, self._is_test = act, is_test
-        self._attrs = {"momentum": momentum, "epsilon": epsilon, "data_layout": data_layout,
-                       "use_global_stats": use_global_stats, "trainable_statistics": trainable_statistics}
-        self.weight = self.create_parameter([num_channels], param_attr, dtype, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter([num_channels], bias_attr, dtype, is_bias=True)
-        self._mean = self.create_parameter([num_channels], ParamAttr(moving_mean_name, Constant(0.0),
-                                                                     trainable=False), dtype)
-        self._variance = self.create_parameter([num_channels], ParamAttr(moving_variance_name, Constant(1.0),
-                                                                         trainable=False), dtype)
+        self._attrs = wiring.batch_norm_attrs(momentum, epsilon, is_test, data_layout, use_global_stats,
+                                              trainable_statistics)
+        self.weight, self.bias, self._mean, self._variance = _params(self, wiring.batch_norm_params(
+            num_channels, param_attr, bias_attr, moving_mean_name, moving_variance_name))
 
     def forward(self, input):
-        y, saved_mean, saved_var = Tensor(None, stop_gradient=False), Tensor(None), Tensor(None)
         attrs = dict(self._attrs, is_test=self._is_test or not self.training)
-        default_tracer().trace_op(
-            "batch_norm", {"X": input, "Scale": self.weight, "Bias": self.bias, "Mean": self._mean,
-                           "Variance": self._variance},
-            {"Y": y, "MeanOut": self._mean, "VarianceOut": self._variance, "SavedMean": saved_mean,
-             "SavedVariance": saved_var}, attrs)
-        return y if self._act is None else apply(self._act, {"X": y})
+        return wiring.batch_norm_ops(EagerEmit, input, [self.weight, self.bias, self._mean, self._variance], attrs,
+                                     self._act)
 
 
 class Dropout(Layer):
@@ -115,12 +108,8 @@ class Dropout(Layer):
 
     def __init__(self, p=0.5, seed=None, dropout_implementation="downgrade_in_infer", is_test=False):
         super().__init__()
-        self._attrs = {"dropout_prob": p, "fix_seed": seed is not None, "seed": seed or 0,
-                       "dropout_implementation": dropout_implementation}
+        self._attrs = wiring.dropout_attrs(p, is_test, seed, dropout_implementation)
         self._is_test = is_test
 
     def forward(self, input):
-        out = Tensor(None, stop_gradient=False)
-        attrs = dict(self._attrs, is_test=self._is_test or not self.training)
-        default_tracer().trace_op("dropout", {"X": input}, {"Out": out}, attrs)
-        return out
+        return wiring.dropout_ops(EagerEmit, input, dict(self._attrs, is_test=self._is_test or not self.training))

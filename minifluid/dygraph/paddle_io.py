@@ -7,16 +7,18 @@ fluid's.
 """
 from .. import io as _fluid_io
 from ..data.dataloader import DatasetLoader
-from ..data.dataset import (BatchSampler, ChainDataset, ComposeDataset, Dataset, IterableDataset, RandomSampler,
-                            Sampler, SequenceSampler, Subset, TensorDataset, get_worker_info)
+from ..data.dataset import (BatchSampler, ChainDataset, ComposeDataset, Dataset, DistributedBatchSampler,
+                            IterableDataset, RandomSampler, Sampler, SequenceSampler, Subset, TensorDataset,
+                            WeightedRandomSampler, get_worker_info)
 from ..io import (ComposeNotAligned, DataFeeder, PyReader, batch, buffered, cache, chain, compose, firstn,
                   map_readers, multiprocess_reader, shuffle, xmap_readers)
 from . import base
 
 __all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "ComposeNotAligned", "DataFeeder", "DataLoader",
-           "Dataset", "IterableDataset", "PyReader", "RandomSampler", "Sampler", "SequenceSampler", "Subset",
-           "TensorDataset", "batch", "buffered", "cache", "chain", "compose", "firstn", "get_worker_info",
-           "map_readers", "multiprocess_reader", "shuffle", "xmap_readers"]
+           "Dataset", "DistributedBatchSampler", "IterableDataset", "PyReader", "RandomSampler", "Sampler",
+           "SequenceSampler", "Subset", "TensorDataset", "WeightedRandomSampler", "batch", "buffered", "cache",
+           "chain", "compose", "firstn", "get_worker_info", "map_readers", "multiprocess_reader", "shuffle",
+           "xmap_readers"]
 
 _eager_output = base.eager_api(DatasetLoader._to_output)
 

@@ -10,9 +10,9 @@ their gradients come from the registry like every other op (NOTE [ Eager autogra
 """
 import numpy as np
 
+from ..dtypes import convert_dtype
 from ..framework import dygraph_mode
 from ..framework import unique_name
-from ..framework.dtypes import convert_dtype
 from ..framework.variable import Parameter, Variable
 from ..ops.registry import array_module
 from ..places import CPUPlace, CUDAPlace

@@ -25,6 +25,7 @@ import itertools
 from types import SimpleNamespace
 
 from ..framework.program import default_startup_program
+from ..framework.unique_name import UniqueNameGenerator
 from ..ops.registry import array_module, get_op_spec
 from ..places import place_array_module
 
@@ -53,6 +54,11 @@ class Tracer:
     def __init__(self, place=None):
         self.expected_place = place
         self._has_grad = True
+        self._names = UniqueNameGenerator()
+
+    def _generate_unique_name(self, key="dygraph_tmp"):
+        """A name unique within this tracer: ``dygraph_tmp_0``, ``dygraph_tmp_1``, ... (fluid's tracer)."""
+        return self._names(key)
 
     def eager_tensor(self, value, stop_gradient=True):
         """``value`` (ndarray, LoDTensor, list, scalar) as an eager tensor on this tracer's place."""
@@ -139,6 +145,9 @@ _PLANS = {}
 
 def _plan(type):
     spec = get_op_spec(type)
+    if spec.context:
+        raise NotImplementedError(f"op {type!r} runs with the static Executor's context (LoD, scopes, sub-blocks); "
+                                  "it cannot run eagerly in dygraph mode")
     plan = _PLANS[type] = (
         spec, tuple((s, s in spec.duplicable, s not in spec.no_grad_inputs) for s in spec.inputs),
         tuple((i, s, s in spec.duplicable) for i, s in enumerate(spec.outputs)))

@@ -16,6 +16,7 @@ from ..framework.program import Program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places
+from .context import Frame
 from .executor import _compile_op, _fetch_value, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
@@ -123,10 +124,11 @@ class CompiledProgram:
         if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
             staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])
             per_place = [{} for _ in staged]
-        envs = self._run_replicas(plan, per_place, scope, staged)
+        envs = self._run_replicas(exe, self._program, plan, per_place, scope, staged)
         self._average_grads(plan, envs, scope)
-        for step in plan.optimize:
-            step(scope._vars, scope._lods)
+        with Frame(exe, self._program, scope, scope._vars, scope._lods):
+            for step in plan.optimize:
+                step(scope._vars, scope._lods)
         return self._collect(plan, envs, return_numpy, return_merged)
 
     @staticmethod
@@ -156,15 +158,16 @@ class CompiledProgram:
         raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
 
     @staticmethod
-    def _run_replicas(plan, per_place, scope, staged_batches):
+    def _run_replicas(exe, program, plan, per_place, scope, staged_batches):
         envs = []
         for k, place_feed in enumerate(per_place):
             env, lods = ChainMap({}, scope._vars), ChainMap({}, scope._lods)
             if staged_batches is not None:
                 scope.find_value(plan.reader[0]).stage(staged_batches[k])
             feed_into(plan.feeds, place_feed, env, lods)
-            for step in plan.compute:
-                step(env, lods)
+            with Frame(exe, program, scope, env, lods):  # for context ops (executor/context.py)
+                for step in plan.compute:
+                    step(env, lods)
             envs.append((env, lods))
         return envs
 

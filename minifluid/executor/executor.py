@@ -6,18 +6,28 @@ finding feed specs and validating fetch names) happens once, in ``build_plan``.
 A plan is a list of small closures, one per op, each reading its inputs from the
 scope's value dict and writing its outputs back. Plans are cached per Program in a
 WeakKeyDictionary and keyed by ``program._version``, which every edit bumps, so a
-changed Program can never run a stale plan. The per-call path is: cache lookup,
-feed conversion + checks, the op loop, fetch.
+changed Program can never run a stale plan. Nothing in a plan refers back to its Program
+(steps keep the names and attrs they need, a context op only a weak reference to its Operator),
+so the cache never keeps a Program alive. The per-call path is: cache lookup,
+feed conversion + checks, the op loop, fetch. Sub-blocks get plans the same way, keyed by
+their index (NOTE [ Execution contexts and sub-blocks ] in context.py).
+
+LoD is decided here too: an op that moves LoD (a context op, a ``produces_lod`` op, or a
+``share_lod`` rule whose input can carry LoD, i.e. has ``lod_level`` > 0) gets a step that sets
+or clears its outputs' LoD; every other op's step never looks at LoD.
 """
 import operator
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
+from ..framework import graph
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
+from .context import ExecutionContext, Frame, current_frame
 from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
@@ -27,11 +37,20 @@ __all__ = ["Executor", "build_plan", "Plan", "resolve_feeds_and_fetches"]
 class Plan:
     """Everything ``Executor.run`` needs that depends only on the Program and the names."""
 
-    __slots__ = ("feeds", "steps", "fetches", "program", "to_device")
+    __slots__ = ("feeds", "steps", "fetches", "to_device", "needs_frame", "owned")
 
-    def __init__(self, feeds, steps, fetches, program, to_device=None):
-        self.feeds, self.steps, self.fetches, self.program = feeds, steps, fetches, program
+    def __init__(self, feeds, steps, fetches, to_device=None, needs_frame=False, owned=frozenset()):
+        self.feeds, self.steps, self.fetches = feeds, steps, fetches
         self.to_device = to_device
+        self.needs_frame = needs_frame  # a context op is among the steps: run them inside a Frame
+        self.owned = owned  # the names the block declares (a sub-block's own variables)
+
+
+class _OpName(NamedTuple):
+    """What a step's error messages say about its op (a step keeps no reference to the Operator)."""
+    type: str
+    inputs: dict
+    outputs: dict
 
 
 def _missing_input_error(op, env, names):
@@ -41,6 +60,28 @@ def _missing_input_error(op, env, names):
         "Feed them, or run the startup program first (exe.run(fluid.default_startup_program())).")
 
 
+def _kernel_failed(op, env, names, e):
+    """In a step's ``except``: the clear error for inputs that have no value, or None once ``e`` is
+    annotated with the op (the step then re-raises ``e``)."""
+    if isinstance(e, (KeyError, TypeError)) and any(n not in env or env[n] is None for n in names):
+        return _missing_input_error(op, env, names)
+    if not getattr(e, "_minifluid_passthrough", False):
+        e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
+    return None
+
+
+def _lod_sources(op, spec):
+    """(output name, input name) pairs of the op's share_lod rule whose input can carry LoD."""
+    block = op.block
+    pairs = []
+    for out_slot, in_slot in spec.share_lod:
+        src = (op.inputs.get(in_slot) or [None])[0]
+        var = block._find_var_recursive(src) if src is not None else None
+        if var is not None and (var.lod_level or spec.context):
+            pairs += [(name, src) for name in op.outputs.get(out_slot) or ()]
+    return pairs
+
+
 def _on_device(to_device, value):
     """Move a kernel result (array, tuple/list of them, LoDTensor, None) with ``to_device``."""
     if value is None or isinstance(value, (str, bytes)):
@@ -48,7 +89,7 @@ def _on_device(to_device, value):
     if isinstance(value, (tuple, list)):
         return type(value)(_on_device(to_device, v) for v in value)
     if isinstance(value, LoDTensor):
-        return LoDTensor(to_device(value._array), value._lod, value._place)
+        return LoDTensor(to_device(value._array), value._lod, value._placement)
     return to_device(value) if hasattr(value, "__array_interface__") else value
 
 
@@ -60,8 +101,9 @@ def _compile_op(op, to_device=None):
     CPU nothing is added to the step.
     """
     spec = get_op_spec(op.type)
-    fn = spec.bind(op)
-    if to_device is not None:
+    fn = _context_kernel(op, spec, to_device) if spec.context else spec.bind(op)
+    op_name = _OpName(op.type, op.inputs, op.outputs)
+    if to_device is not None and not spec.context:
         host_fn = fn
         fn = lambda *args: _on_device(to_device, host_fn(*args))  # noqa: E731
     in_refs = []
@@ -86,9 +128,10 @@ def _compile_op(op, to_device=None):
                     for r in in_refs]
     single_out = len(out_refs) == 1 and isinstance(out_refs[0], str)
     out0 = out_refs[0] if single_out else None
-    lod_aware = spec.produces_lod
+    shared = _lod_sources(op, spec)
+    lod_aware = spec.produces_lod or spec.context or bool(shared)
 
-    def store(env, lods, result):
+    def store(env, lods, result, new_lods):
         results = (result,) if len(out_refs) == 1 else result
         for ref, value in zip(out_refs, results):
             if not ref or value is None:
@@ -96,34 +139,59 @@ def _compile_op(op, to_device=None):
             if isinstance(ref, str):
                 ref, value = [ref], [value]
             for name, v in zip(ref, value):
-                if lod_aware:  # the only ops that set LoD also clear a stale one
+                if lod_aware:  # an op that moves LoD also clears a stale one
                     if isinstance(v, LoDTensor):
                         lod, v = v._lod, v._array
                     else:
-                        lod = None
+                        lod = new_lods.get(name)
                     if lod:
                         lods[name] = lod
                     else:
                         lods.pop(name, None)
                 env[name] = v
 
+    if lod_aware:
+        context = spec.context
+
+        def step(env, lods):
+            try:
+                result, new_lods = fn(*get_args(env)) if context else (fn(*get_args(env)), {})
+            except Exception as e:
+                error = _kernel_failed(op_name, env, all_in, e)
+                if error is not None:
+                    raise error from None
+                raise
+            for out_name, in_name in shared:
+                if out_name not in new_lods:
+                    new_lods[out_name] = lods.get(in_name)
+            store(env, lods, result, new_lods)
+        return step
+
     def step(env, lods):
         try:
             result = fn(*get_args(env))
-        except (KeyError, TypeError) as e:
-            if any(n not in env or env[n] is None for n in all_in):
-                raise _missing_input_error(op, env, all_in) from None
-            e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
-            raise
         except Exception as e:
-            if not getattr(e, "_minifluid_passthrough", False):
-                e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
+            error = _kernel_failed(op_name, env, all_in, e)
+            if error is not None:
+                raise error from None
             raise
-        if single_out and not lod_aware:
+        if single_out:
             env[out0] = result
         else:
-            store(env, lods, result)
+            store(env, lods, result, None)
     return step
+
+
+def _context_kernel(op, spec, to_device=None):
+    """``fn(*inputs) -> (result, output LoDs)``: the context kernel called with an ExecutionContext."""
+    kernel, op_ref = spec.kernel, weakref.ref(op)  # the Operator lives as long as its Program runs
+
+    def call(*args):
+        op = op_ref()
+        ctx = ExecutionContext(op, current_frame())
+        result = kernel(ctx, op.attrs, *args)
+        return (result if to_device is None else _on_device(to_device, result)), ctx.out_lods
+    return call
 
 
 def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
@@ -144,12 +212,18 @@ def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
 
 def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
     block = program.block(block_idx)
+    if program.num_blocks > 1:
+        cycle = graph.block_cycle(program)
+        if cycle is not None:
+            raise ValueError(f"Program blocks {cycle} run each other in a cycle (an op's sub-block is its own "
+                             "block or an ancestor): running them would never end")
     feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
     steps = [_compile_op(op, to_device) for op in block.ops]
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
-    return Plan(feeds, steps, fetches, program, to_device)
+    needs_frame = any(get_op_spec(op.type).context for op in block.ops)
+    return Plan(feeds, steps, fetches, to_device, needs_frame, frozenset(block.vars))
 
 
 class Executor:
@@ -169,16 +243,16 @@ class Executor:
             self._to_device = self.place.array_module().asarray
         return self._to_device
 
-    def _plan(self, program, feed_names, fetch_list_names):
+    def _plan(self, program, feed_names, fetch_list_names, block_idx=0):
         per_program = self._plans.get(program)
         if per_program is None:
             per_program = self._plans[program] = {}
-        key = (program._version, feed_names, fetch_list_names)
+        key = (program._version, feed_names, fetch_list_names, block_idx)
         plan = per_program.get(key)
         if plan is None:
             if len(per_program) > 64:  # a Program edited in a loop: keep the cache small
                 per_program.clear()
-            plan = per_program[key] = build_plan(program, feed_names, fetch_list_names,
+            plan = per_program[key] = build_plan(program, feed_names, fetch_list_names, block_idx,
                                                  to_device=self._device_mover())
         return plan
 
@@ -196,6 +270,9 @@ class Executor:
         feed = normalize_feed(feed)
         plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
+        if plan.needs_frame:
+            with Frame(self, program, scope, scope._vars, scope._lods):
+                return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
         return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
 
     @staticmethod

@@ -4,13 +4,15 @@ Everything here that depends only on the Program is computed once per plan
 (``FeedSpec``); the per-call work is a dtype compare and a short shape loop.
 """
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
-from ..framework.dtypes import to_numpy_dtype
+from ..dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
-__all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed"]
+__all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed",
+           "as_lodtensor"]
 
 
 class FeedSpec:
@@ -82,6 +84,19 @@ def convert_feed_value(name, value, spec):
     if array.ndim == 0:
         array = array.reshape(1)
     return array, None
+
+
+def as_lodtensor(data, place, dtype=None):
+    """fluid.executor._as_lodtensor: an ndarray (as is), or a list, tuple or scalar cast to ``dtype``,
+    as a LoDTensor on ``place``."""
+    if not isinstance(data, np.ndarray):
+        assert dtype is not None, "The dtype should be given when feed data is not np.ndarray"
+        if not (np.isscalar(data) or isinstance(data, (list, tuple))):
+            raise TypeError(f"Convert data of type {type(data)} to Tensor is not supported")
+        data, _ = convert_feed_value("data", data, SimpleNamespace(dtype=to_numpy_dtype(dtype)))
+    tensor = LoDTensor()
+    tensor.set(data, place)
+    return tensor
 
 
 def feed_into(specs, feed, env, lods, to_device=None):

@@ -1,7 +1,7 @@
 """Block: an ordered list of ops and a table of variables, with lookup up the parent chain."""
+from ..dtypes import convert_dtype
 from ..ops.registry import get_op_spec
 from . import unique_name
-from .dtypes import convert_dtype
 from .operator import Operator
 from .variable import Parameter, Variable
 
@@ -87,6 +87,7 @@ class Block:
     def _make_op(self, type, inputs, outputs, attrs):
         op = Operator(self, type, inputs, outputs, attrs)
         self._infer_outputs(op)
+        self._share_lod_levels(op)
         return op
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
@@ -131,6 +132,18 @@ class Block:
                     v.shape = tuple(int(d) for d in shape)
                 if v.dtype is None and dtype is not None:
                     v.dtype = dtype
+
+    def _share_lod_levels(self, op):
+        """An output that shares an input's LoD (the op's ``share_lod`` rule) gets its ``lod_level``, as
+        fluid tracks it while building; the Executor decides from it which ops move LoD at run time."""
+        for out_slot, in_slot in get_op_spec(op.type).share_lod:
+            src = self._find_var_recursive((op.inputs.get(in_slot) or [""])[0])
+            if src is None or not src.lod_level:
+                continue
+            for name in op.outputs.get(out_slot) or ():
+                v = self._find_var_recursive(name)
+                if v is not None and not v.lod_level:
+                    v.lod_level = src.lod_level
 
     def to_string(self, throw_on_error=False, with_details=False):
         lines = [f"block {{ idx: {self.idx}, parent_idx: {self.parent_idx}"]

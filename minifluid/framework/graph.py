@@ -1,11 +1,16 @@
-"""Graph analysis of a Block with networkx: dependency order, pruning for fetches, cycles, DOT export.
+"""Graph analysis with networkx: an op graph per Block (dependency order, pruning for fetches,
+cycles, DOT export) and the graph of a Program's blocks (which block runs which).
 
 The Executor runs ops in list order (as fluid does); these helpers answer questions
-about that list without re-implementing graph algorithms.
+about that list without re-implementing graph algorithms. They run when plans are built
+or programs are drawn, never per run.
 """
 import networkx as nx
 
-__all__ = ["op_graph", "ops_needed_for", "topological_op_order", "find_cycle", "to_dot"]
+from .block import Block
+
+__all__ = ["block_cycle", "block_graph", "find_cycle", "op_graph", "ops_needed_for", "to_dot",
+           "topological_op_order"]
 
 
 def op_graph(block):
@@ -82,3 +87,36 @@ def to_dot(block, name="program"):
             lines.append(f'  op{i} -> "{name}";')
     lines.append("}")
     return "\n".join(lines)
+
+
+def _blocks_in(value):
+    if isinstance(value, Block):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, Block)]
+    return []
+
+
+def block_graph(program):
+    """A DiGraph of block indices: parent -> child for nesting, owner -> block for an op that runs a
+    sub-block (a Block among its attrs, as fluid's ``sub_block``). Edge attr ``ops``: the op types."""
+    g = nx.DiGraph()
+    for block in program.blocks:
+        g.add_node(block.idx)
+        if block.parent_idx >= 0:
+            g.add_edge(block.parent_idx, block.idx, ops=[])
+        for op in block.ops:
+            for value in op.attrs.values():
+                for sub in _blocks_in(value):
+                    if not g.has_edge(block.idx, sub.idx):
+                        g.add_edge(block.idx, sub.idx, ops=[])
+                    g.edges[block.idx, sub.idx]["ops"].append(op.type)
+    return g
+
+
+def block_cycle(program):
+    """Block indices that run (or nest) each other in a cycle, or None: such a program never ends."""
+    try:
+        return [a for a, _ in nx.find_cycle(block_graph(program))]
+    except nx.NetworkXNoCycle:
+        return None

@@ -1,13 +1,34 @@
 """Program: blocks of ops; default main/startup programs and program_guard."""
 import contextlib
 import copy
+import pickle
 
 from ..ops.registry import OpRole, get_op_spec
 from .block import Block
-from .variable import VarType
+from .operator import Operator
+from .variable import Parameter, Variable, VarType
 
 __all__ = ["Program", "default_main_program", "default_startup_program", "program_guard",
            "switch_main_program", "switch_startup_program"]
+
+
+_global_seed = 0
+"""The ``random_seed`` a new Program starts with (``Program.global_seed``; fluid's global_prog_seed)."""
+
+_DIST_INFO = ("_is_distributed", "_is_chief", "_parameters_on_pservers", "_endpoints", "_ps_endpoint",
+              "_trainers_endpoints", "_distributed_lookup_table")
+"""The distributed-training bookkeeping ``_copy_dist_param_info_from`` carries over when present."""
+
+
+class ProgramDesc:
+    """``program.desc``: the serialisable form of a Program (a pickle, like the ``.pdmodel`` files that
+    fluid.save writes), read back by ``Program.parse_from_string``."""
+
+    def __init__(self, program):
+        self._program = program
+
+    def serialize_to_string(self):
+        return pickle.dumps(self._program, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class Program:
@@ -16,7 +37,7 @@ class Program:
     def __init__(self):
         self.blocks = [Block(self, 0)]
         self.current_block_idx = 0
-        self._seed = 0
+        self._seed = _global_seed
         self._version = 0
         self._is_test = False
 
@@ -58,6 +79,12 @@ class Program:
             raise ValueError(f"Program.random_seed must be an integer, but received {type(seed).__name__}")
         self._seed = seed
         self._bump_version()
+
+    def global_seed(self, seed=0):
+        """Make ``seed`` the ``random_seed`` of this Program and of every Program created from now on."""
+        global _global_seed
+        _global_seed = int(seed)
+        self.random_seed = _global_seed
 
     def all_parameters(self):
         return [p for b in self.blocks for p in b.all_parameters()]
@@ -102,6 +129,79 @@ class Program:
             for name in [n for n, v in block.vars.items() if v.type == VarType.READER]:
                 del block.vars[name]
         return p
+
+    def _prune_with_input(self, feeded_var_names, targets):
+        """A copy keeping only the ops ``targets`` (Variables, names or Operators) need, stopping at the
+        fed variables (whose producing ops go too); ``_prune(targets)`` prunes with nothing fed."""
+        feeded_var_names = feeded_var_names if isinstance(feeded_var_names, list) else [feeded_var_names]
+        targets = targets if isinstance(targets, list) else [targets]
+        for name in feeded_var_names:
+            if not isinstance(name, str):
+                raise ValueError("All feeded_var_names of Program._prune_with_input() can only be str, but "
+                                 f"received {type(name)}.")
+        needed = set()
+        for t in targets:
+            if isinstance(t, Operator):
+                needed.update(t.output_arg_names)
+            elif isinstance(t, (Variable, str)):
+                needed.add(t if isinstance(t, str) else t.name)
+            else:
+                raise ValueError("All targets of Program._prune_with_input() can only be Variable or Operator, "
+                                 f"but received {type(t)}.")
+        fed = set(feeded_var_names)
+        pruned = self.clone()
+        block = pruned.global_block()
+        needed -= fed
+        kept = []
+        for op in reversed(block.ops):
+            outs = set(op.output_arg_names)
+            if outs & needed and not outs <= fed:
+                kept.append(op)
+                needed |= set(op.input_arg_names) - fed
+        block.ops = kept[::-1]
+        used = needed | fed | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+        for name in [n for n in block.vars if n not in used]:
+            del block.vars[name]
+        pruned._bump_version()
+        return pruned
+
+    def _prune(self, targets):
+        return self._prune_with_input([], targets)
+
+    def _copy_param_info_from(self, other):
+        """Take the trainable/optimize/regularizer settings of ``other``'s parameters of the same names."""
+        if not isinstance(other, Program):
+            raise TypeError(f"_copy_param_info_from should be invoked with Program, got {type(other).__name__}")
+        block = self.global_block()
+        for param in other.global_block().all_parameters():
+            var = block.vars.get(param.name)
+            if var is not None:
+                block.vars[param.name] = Parameter(
+                    block, param.name, var.shape, var.dtype, trainable=param.trainable,
+                    optimize_attr=param.optimize_attr, regularizer=param.regularizer,
+                    gradient_clip_attr=param.gradient_clip_attr, do_model_average=param.do_model_average,
+                    lod_level=var.lod_level)
+        self._bump_version()
+
+    def _copy_dist_param_info_from(self, other):
+        """Take ``other``'s distributed-training bookkeeping (set by transpilers; none in minifluid itself)."""
+        if not isinstance(other, Program):
+            raise TypeError(f"_copy_dist_param_info_from should be invoked with Program, got {type(other).__name__}")
+        for attr in _DIST_INFO:
+            if hasattr(other, attr):
+                setattr(self, attr, getattr(other, attr))
+
+    @property
+    def desc(self):
+        return ProgramDesc(self)
+
+    @staticmethod
+    def parse_from_string(binary_str):
+        """The Program ``program.desc.serialize_to_string()`` returned."""
+        program = pickle.loads(binary_str)
+        if not isinstance(program, Program):
+            raise TypeError(f"parse_from_string expects a serialized Program, got a {type(program).__name__}")
+        return program
 
     def to_string(self, throw_on_error=False, with_details=False):
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)

@@ -1,16 +1,51 @@
 """Variable and Parameter: symbolic handles in a Block (no data lives here; data lives in a Scope)."""
-from .dtypes import convert_dtype
+from ..dtypes import convert_dtype
 
 __all__ = ["Variable", "Parameter", "VarType"]
 
 
+class _VarTypeValue(str):
+    """One value of fluid's ``VarDesc.VarType`` enum. It *is* the string minifluid uses for it (a dtype's
+    numpy name such as ``"float32"``, a kind's name such as ``"LOD_TENSOR"``), so it works wherever a
+    dtype or kind does (``np.dtype(VarType.FP32)``, ``var.dtype == VarType.FP32``); ``int()`` gives fluid's
+    enum number and ``.name`` its enum name."""
+
+    def __new__(cls, text, name, number):
+        value = super().__new__(cls, text)
+        value.name, value.number = name, number
+        return value
+
+    def __int__(self):
+        return self.number
+
+    __index__ = __int__
+
+    def __repr__(self):
+        return f"VarType.{self.name}"
+
+    def __reduce__(self):
+        return getattr, (VarType, self.name)
+
+
 class VarType:
-    """The variable kinds minifluid distinguishes (names follow fluid's VarDesc.VarType)."""
-    LOD_TENSOR = "LOD_TENSOR"
-    READER = "READER"
-    RAW = "RAW"
-    FEED_MINIBATCH = "FEED_MINIBATCH"
-    FETCH_LIST = "FETCH_LIST"
+    """fluid's ``VarDesc.VarType``: the dtypes and the variable kinds (names and numbers as in fluid)."""
+    BOOL = _VarTypeValue("bool", "BOOL", 0)
+    INT16 = _VarTypeValue("int16", "INT16", 1)
+    INT32 = _VarTypeValue("int32", "INT32", 2)
+    INT64 = _VarTypeValue("int64", "INT64", 3)
+    FP16 = _VarTypeValue("float16", "FP16", 4)
+    FP32 = _VarTypeValue("float32", "FP32", 5)
+    FP64 = _VarTypeValue("float64", "FP64", 6)
+    UINT8 = _VarTypeValue("uint8", "UINT8", 20)
+    INT8 = _VarTypeValue("int8", "INT8", 21)
+    COMPLEX64 = _VarTypeValue("complex64", "COMPLEX64", 23)
+    COMPLEX128 = _VarTypeValue("complex128", "COMPLEX128", 24)
+    LOD_TENSOR = _VarTypeValue("LOD_TENSOR", "LOD_TENSOR", 7)
+    FEED_MINIBATCH = _VarTypeValue("FEED_MINIBATCH", "FEED_MINIBATCH", 9)
+    FETCH_LIST = _VarTypeValue("FETCH_LIST", "FETCH_LIST", 10)
+    LOD_TENSOR_ARRAY = _VarTypeValue("LOD_TENSOR_ARRAY", "LOD_TENSOR_ARRAY", 13)
+    READER = _VarTypeValue("READER", "READER", 15)
+    RAW = _VarTypeValue("RAW", "RAW", 17)
 
 
 class Variable:

@@ -15,8 +15,8 @@ import copy
 
 import numpy as np
 
+from ..dtypes import to_numpy_dtype
 from ..framework import dygraph_mode, unique_name
-from ..framework.dtypes import to_numpy_dtype
 from ..framework.program import default_main_program, default_startup_program
 from ..framework.variable import Variable
 from ..initializer import Constant, Xavier

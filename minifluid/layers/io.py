@@ -2,20 +2,29 @@
 non-iterable DataLoader and the legacy ``py_reader`` / ``read_file`` / ``double_buffer``.
 
 Reader ops go to the **head** of block 0 (create_py_reader, create_double_buffer_reader, then read),
-so a loader created after the network still feeds it (REFERENCE "goes beyond" 4). The runtime
+so a loader created after the network still feeds it (REFERENCE "goes beyond" 4). ``py_reader`` and an
+unordered loader (``fluid.reader.keep_data_loader_order(False)``) create their reader in the startup
+program instead, as fluid does; the main program then starts with the double buffer and the read. The runtime
 behind a reader (queue, producer thread) lives in ``minifluid.data.loader``; layers never import the
 data pipeline (STYLE §7), so that module registers its factory here (``set_reader_runtime_factory``)
 when it is imported, which ``import minifluid`` always does.
 """
 import copy
 
-from ..framework import unique_name
-from ..framework.dtypes import convert_dtype
-from ..framework.program import default_main_program
+from ..dtypes import convert_dtype
+from ..framework import dygraph_mode, unique_name
+from ..framework.program import default_main_program, default_startup_program
 from ..framework.variable import Variable, VarType
 
-__all__ = ["data", "layers_data", "py_reader", "create_py_reader_by_data", "read_file", "double_buffer",
+__all__ = ["data", "layers_data", "static_only", "py_reader", "create_py_reader_by_data", "read_file", "double_buffer",
            "ReaderVariable", "build_reader_ops", "insert_read_op", "set_reader_runtime_factory"]
+
+
+def static_only(api_name):
+    """fluid's check that a static-graph-only API is not called in dygraph mode (an AssertionError)."""
+    assert not dygraph_mode.in_dygraph_mode(), (
+        f"'{api_name}()' is only supported in static graph mode, and dygraph mode is on. Call it outside "
+        "fluid.dygraph.guard(), or after fluid.disable_dygraph() / paddle.enable_static().")
 
 
 def _check_name_shape(name, shape):
@@ -27,6 +36,7 @@ def _check_name_shape(name, shape):
 
 def data(name, shape, dtype="float32", lod_level=0):
     """fluid.data: the shape as given (None -> -1), checked at feed time."""
+    static_only("data")
     _check_name_shape(name, shape)
     shape = [-1 if d is None else int(d) for d in shape]
     return default_main_program().global_block().create_var(
@@ -37,6 +47,7 @@ def data(name, shape, dtype="float32", lod_level=0):
 def layers_data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=None,
                 stop_gradient=True):
     """fluid.layers.data: prepends a -1 batch dim unless the shape already has one; not feed-checked."""
+    static_only("data")
     _check_name_shape(name, shape)
     shape = [-1 if d is None else int(d) for d in shape]
     if append_batch_size and not any(d < 0 for d in shape):
@@ -62,8 +73,9 @@ def _new_reader_var(block, name, runtime, meta):
 
 
 def build_reader_ops(block, queue_name, reader_name, double_buffer_name, shapes, dtypes, lod_levels,
-                     need_check_feed, runtime=None):
-    """Queue and reader variables plus their create ops at the head of ``block``.
+                     need_check_feed, runtime=None, startup_block=None):
+    """Queue and reader variables plus their create ops at the head of ``block``, or, with
+    ``startup_block``, the queue and create_py_reader there and the reader variable in ``block`` too.
 
     Returns the READER variable a ``read`` op should take (the double-buffer one when
     ``double_buffer_name`` is given). ``runtime`` (py_reader) makes the reader variables
@@ -71,21 +83,25 @@ def build_reader_ops(block, queue_name, reader_name, double_buffer_name, shapes,
     """
     attrs = _slot_attrs(shapes, dtypes, lod_levels, need_check_feed)
     meta = (tuple(tuple(s) for s in shapes), tuple(attrs["dtypes"]), tuple(attrs["lod_levels"]))
-    block.create_var(name=queue_name, type=VarType.RAW, persistable=True, stop_gradient=True, dtype=None)
-    reader = _new_reader_var(block, reader_name, runtime, meta)
-    block._insert_op(0, "create_py_reader", inputs={"blocking_queue": [queue_name]},
-                     outputs={"Out": [reader]}, attrs=attrs)
+    create_block = startup_block if startup_block is not None else block
+    create_block.create_var(name=queue_name, type=VarType.RAW, persistable=True, stop_gradient=True, dtype=None)
+    reader = _new_reader_var(create_block, reader_name, runtime, meta)
+    create_block._insert_op(0 if startup_block is None else len(startup_block.ops), "create_py_reader",
+                            inputs={"blocking_queue": [queue_name]}, outputs={"Out": [reader]}, attrs=attrs)
+    if startup_block is not None:
+        reader = _new_reader_var(block, reader_name, runtime, meta)  # the main program's copy
     if double_buffer_name is not None:
         buffered = _new_reader_var(block, double_buffer_name, runtime, meta)
-        block._insert_op(1, "create_double_buffer_reader", inputs={"UnderlyingReader": [reader]},
-                         outputs={"Out": [buffered]})
+        block._insert_op(0 if startup_block is not None else 1, "create_double_buffer_reader",
+                         inputs={"UnderlyingReader": [reader]}, outputs={"Out": [buffered]})
         reader = buffered
     return reader
 
 
 def insert_read_op(block, reader, out_vars, drop_last=True):
-    """``read(Reader=reader) -> Out=out_vars`` right after the op that creates ``reader``."""
-    index = next(i for i, op in enumerate(block.ops) if reader.name in op.output_arg_names) + 1
+    """``read(Reader=reader) -> Out=out_vars`` right after the op that creates ``reader`` (at the head
+    when another program creates it)."""
+    index = next((i + 1 for i, op in enumerate(block.ops) if reader.name in op.output_arg_names), 0)
     return block._insert_op(index, "read", inputs={"Reader": [reader]}, outputs={"Out": list(out_vars)},
                             attrs={"drop_last": bool(drop_last)})
 
@@ -115,6 +131,23 @@ class ReaderVariable(Variable):
     @property
     def queue(self):
         return self._driver().queue
+
+    @property
+    def thread(self):
+        """The thread feeding the queue this epoch (None when none runs)."""
+        return self._driver()._thread
+
+    @property
+    def exited(self):
+        """True when no thread feeds the queue (before ``start()``, after the data ran out or a stop)."""
+        thread = self.thread
+        return thread is None or not thread.is_alive()
+
+    @exited.setter
+    def exited(self, value):
+        """``exited = True`` asks the feeding thread to stop (the reader then ends at EOF)."""
+        if value:
+            self._driver()._stop_feeding()
 
     def start(self):
         self._driver().start()
@@ -160,7 +193,7 @@ def _py_reader(capacity, shapes, dtypes, lod_levels, need_check_feed, slot_names
     runtime = _runtime_factory(capacity, use_double_buffer, queue_name, reader_names, slots)
     return build_reader_ops(default_main_program().global_block(), queue_name, reader_name,
                             double_buffer_name if use_double_buffer else None, shapes, dtypes, lod_levels,
-                            need_check_feed, runtime)
+                            need_check_feed, runtime, startup_block=default_startup_program().global_block())
 
 
 def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_buffer=True):
@@ -198,7 +231,7 @@ def double_buffer(reader, place=None, name=None):
     block = reader.block
     buffered = _new_reader_var(block, name or unique_name.generate("double_buffer"), reader._runtime,
                                (reader.shapes, reader.dtypes, reader.lod_levels))
-    index = next(i for i, op in enumerate(block.ops) if reader.name in op.output_arg_names) + 1
+    index = next((i + 1 for i, op in enumerate(block.ops) if reader.name in op.output_arg_names), 0)
     block._insert_op(index, "create_double_buffer_reader", inputs={"UnderlyingReader": [reader]},
                      outputs={"Out": [buffered]}, attrs={"place": str(place) if place is not None else ""})
     return buffered

@@ -1,25 +1,24 @@
 """Neural-network layers: fc, conv2d, pool2d, batch_norm, dropout, activations, softmax, accuracy.
 
 Each builder only appends existing ops (their gradients come from the registry) and names its
-parameters and temporaries through LayerHelper. Simple unary activations come from one table.
+parameters and temporaries through LayerHelper. What fc, conv2d, pool2d, batch_norm and dropout
+append is described once in ``wiring.py``, for these builders and for dygraph's layers alike.
+Simple unary activations come from one table.
 """
 import numpy as np
 
-from ..initializer import Constant, Normal
-from ..param_attr import ParamAttr
+from ..framework.program import default_main_program
+from . import wiring
 from .helper import LayerHelper, known_attrs
 
 __all__ = ["accuracy", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "relu", "sigmoid", "softmax",
            "square", "tanh"]
 
 
-def _pair(value, name):
-    if isinstance(value, int):
-        return [value, value]
-    value = [int(v) for v in value]
-    if len(value) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
-    return value
+def _params(helper, specs, dtype):
+    """The layer's parameters (layers/wiring.py lists them), created in both programs by ``helper``."""
+    return [helper.create_parameter(attr=s.attr, shape=s.shape, dtype=dtype, is_bias=s.is_bias,
+                                    default_initializer=s.default_initializer) for s in specs]
 
 
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
@@ -30,23 +29,17 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     """
     helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     dtype = helper.input_dtype()
-    products = []
-    for x, attr in helper.iter_inputs_and_params():
+    xs, in_sizes = [], []
+    for x in helper.multiple_input():
         in_dims = x.shape[num_flatten_dims:]
         if any(d < 0 for d in in_dims):
             raise ValueError(f"fc: the dimensions of input {x.name!r} after num_flatten_dims="
                              f"{num_flatten_dims} must be known, got shape {list(x.shape)}")
-        w = helper.create_parameter(attr=attr, shape=[int(np.prod(in_dims)), size], dtype=dtype)
-        out = helper.create_variable_for_type_inference(dtype)
-        helper.append_op(type="mul", inputs={"X": [x], "Y": [w]}, outputs={"Out": [out]},
-                         attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
-        products.append(out)
-    if len(products) == 1:
-        pre_bias = products[0]
-    else:
-        pre_bias = helper.create_variable_for_type_inference(dtype)
-        helper.append_op(type="sum", inputs={"X": products}, outputs={"Out": [pre_bias]})
-    return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=num_flatten_dims))
+        xs.append(x)
+        in_sizes.append(int(np.prod(in_dims)))
+    *weights, bias = _params(helper, wiring.fc_params(in_sizes, size, helper.multiple_param_attr(len(xs)),
+                                                      helper.bias_attr), dtype)
+    return wiring.fc_ops(wiring.StaticEmit(helper, dtype), xs, weights, bias, num_flatten_dims, act)
 
 
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
@@ -58,41 +51,20 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     """
     helper = LayerHelper("conv2d", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     dtype = helper.input_dtype()
-    channels = input.shape[1]
     groups = 1 if groups is None else int(groups)
-    if channels < 0 or channels % groups:
-        raise ValueError(f"conv2d: the channel dimension of the input ({channels}) must be known and "
-                         f"divisible by groups ({groups})")
-    ksize = _pair(filter_size, "filter_size")
-    std = (2.0 / (ksize[0] * ksize[1] * channels)) ** 0.5
-    w = helper.create_parameter(attr=helper.param_attr, shape=[num_filters, channels // groups] + ksize,
-                                dtype=dtype, default_initializer=Normal(0.0, std, 0))
-    pre_bias = helper.create_variable_for_type_inference(dtype)
-    attrs = {"strides": _pair(stride, "stride"), "paddings": _pair(padding, "padding"),
-             "dilations": _pair(dilation, "dilation"), "groups": groups,
-             **known_attrs("conv2d", use_cudnn=use_cudnn)}
-    helper.append_op(type="conv2d", inputs={"Input": [input], "Filter": [w]}, outputs={"Output": [pre_bias]},
-                     attrs=attrs)
-    return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=1, dim_end=2))
+    weight, bias = _params(helper, wiring.conv2d_params(input.shape[1], num_filters, filter_size, groups,
+                                                        helper.param_attr, helper.bias_attr), dtype)
+    return wiring.conv2d_ops(wiring.StaticEmit(helper, dtype), input, weight, bias,
+                             wiring.conv2d_attrs(stride, padding, dilation, groups, use_cudnn), act)
 
 
 def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
            use_cudnn=True, ceil_mode=False, name=None, exclusive=True):
     """Max or average pooling over NCHW input."""
-    if pool_type not in ("max", "avg"):
-        raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
-    if not global_pooling and pool_size == -1:
-        raise ValueError("When Attr(global_pooling) is False, Attr(pool_size) must be passed and be a valid "
-                         f"value. Received pool_size: {pool_size}")
+    attrs = wiring.pool2d_attrs(pool_size, pool_type, pool_stride, pool_padding, global_pooling, use_cudnn,
+                                ceil_mode, exclusive)
     helper = LayerHelper("pool2d", input=input, name=name)
-    dtype = helper.input_dtype()
-    out = helper.create_variable_for_type_inference(dtype)
-    ksize = [1, 1] if pool_size == -1 else _pair(pool_size, "pool_size")
-    attrs = {"pooling_type": pool_type, "ksize": ksize, "global_pooling": global_pooling,
-             "strides": _pair(pool_stride, "pool_stride"), "paddings": _pair(pool_padding, "pool_padding"),
-             "ceil_mode": ceil_mode, "exclusive": exclusive, **known_attrs("pool2d", use_cudnn=use_cudnn)}
-    helper.append_op(type="pool2d", inputs={"X": [input]}, outputs={"Out": [out]}, attrs=attrs)
-    return out
+    return wiring.StaticEmit(helper, helper.input_dtype()).op("pool2d", {"X": input}, attrs)
 
 
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,
@@ -103,43 +75,21 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
                          name=name)
     dtype = helper.input_dtype()
     channels = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
-    shape = [channels]
-    scale = helper.create_parameter(attr=helper.param_attr, shape=shape, dtype=dtype,
-                                    default_initializer=Constant(1.0))
-    bias = helper.create_parameter(attr=helper.bias_attr, shape=shape, dtype=dtype, is_bias=True)
-    mean = helper.create_parameter(attr=ParamAttr(name=moving_mean_name, initializer=Constant(0.0),
-                                                  trainable=False), shape=shape, dtype=dtype)
-    variance = helper.create_parameter(attr=ParamAttr(name=moving_variance_name, initializer=Constant(1.0),
-                                                      trainable=False), shape=shape, dtype=dtype)
-    mean.stop_gradient = variance.stop_gradient = True
-    saved_mean = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
-    saved_variance = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
-    out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(
-        type="batch_norm",
-        inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
-        outputs={"Y": [out], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],
-                 "SavedVariance": [saved_variance]},
-        attrs={"momentum": momentum, "epsilon": epsilon, "is_test": is_test, "data_layout": data_layout,
-               **known_attrs("batch_norm", use_global_stats=use_global_stats)})
-    return helper.append_activation(out)
+    params = _params(helper, wiring.batch_norm_params(channels, helper.param_attr, helper.bias_attr,
+                                                      moving_mean_name, moving_variance_name), dtype)
+    return wiring.batch_norm_ops(wiring.StaticEmit(helper, dtype), input, params,
+                                 wiring.batch_norm_attrs(momentum, epsilon, is_test, data_layout, use_global_stats),
+                                 act)
 
 
 def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implementation="downgrade_in_infer"):
-    """Randomly zero elements with probability ``dropout_prob`` (fluid's two scaling conventions)."""
-    if dropout_implementation not in ("downgrade_in_infer", "upscale_in_train"):
-        raise ValueError("dropout_implementation must be 'downgrade_in_infer' or 'upscale_in_train', got "
-                         f"{dropout_implementation!r}")
+    """Randomly zero elements with probability ``dropout_prob`` (fluid's two scaling conventions); a seed
+    of None or 0 takes the program's ``random_seed`` when that is set."""
+    if not seed and default_main_program().random_seed:
+        seed = default_main_program().random_seed
+    attrs = wiring.dropout_attrs(dropout_prob, is_test, seed, dropout_implementation)
     helper = LayerHelper("dropout", input=x, name=name)
-    if not seed and helper.main_program.random_seed:
-        seed = helper.main_program.random_seed
-    out = helper.create_variable_for_type_inference(x.dtype)
-    mask = helper.create_variable_for_type_inference("uint8", stop_gradient=True)
-    helper.append_op(type="dropout", inputs={"X": [x]}, outputs={"Out": [out], "Mask": [mask]},
-                     attrs={"dropout_prob": dropout_prob, "is_test": is_test, "fix_seed": seed is not None,
-                            "seed": seed if seed is not None else 0,
-                            "dropout_implementation": dropout_implementation})
-    return out
+    return wiring.dropout_ops(wiring.StaticEmit(helper, x.dtype), x, attrs)
 
 
 def _unary_layer(op_type):

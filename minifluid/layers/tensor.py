@@ -2,7 +2,7 @@
 dtype (cast) and shape plumbing (reshape, transpose, flatten, squeeze, unsqueeze, concat, split, sums)."""
 import numpy as np
 
-from ..framework.dtypes import convert_dtype
+from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 from ..initializer import Constant, NumpyArrayInitializer
 from .helper import LayerHelper

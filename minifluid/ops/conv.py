@@ -1,146 +1,164 @@
-"""conv2d / depthwise_conv2d and pool2d on NCHW (NHWC is transposed in and out).
+"""conv2d and depthwise_conv2d: im2col + one GEMM on channels-last memory (NOTE [ Channels-last inside
+the kernels ] in im2col.py), NCHW or NHWC tensors in and out.
 
-NOTE [ im2col with strides ]
-``_Geometry.windows`` is a zero-copy strided view [N, C, OH, OW, kh, kw] of the padded input: output
-pixel (oh, ow) and kernel tap (i, j) read padded[oh*sh + i*dh, ow*sw + j*dw]. conv2d turns
-it into one matmul (batched over groups); the backward ``_Geometry.col2im`` scatters the window
-gradients back with a loop over the kh*kw taps only (each tap is one strided slice add).
+NOTE [ conv2d formulations ]
+forward      groups == 1: [N*OH*OW, kh*kw*C] im2col matrix @ [kh*kw*C, F] filter matrix = NHWC output.
+             depthwise (C/groups == 1): kh*kw multiply-adds over whole tensors (a GEMM with K = kh*kw
+             and one column per group would be all overhead). Other groups: a batched GEMM per group.
+filter grad  im2col(x).T @ dout (the im2col matrix is rebuilt: keeping it from the forward pass would
+             hold kh*kw times every conv input until the backward pass).
+input grad   stride 1 (every ResNet/LeNet 3x3 and 5x5 conv but the down-sampling ones): the transposed
+             convolution, im2col of the padded output gradient @ the flipped filter, which writes the
+             input gradient at once. GEMM-then-col2im instead writes a [N*OH*OW, kh*kw*C] product and
+             reads it back with kh*kw strided adds: tools/bench_conv_kernels.py measured it 4.1x / 2.6x
+             / 1.1x slower on ResNet-20's 16 / 32 / 64-channel 3x3 convs at batch 128 and even (0.94x)
+             on LeNet's 5x5 20->50. Strided convs use col2im (the transposed form would multiply zeros).
 """
 import numpy as np
 
+from .im2col import CONV_SIZE_ERROR, Geometry, from_nhwc, nhwc_shape, to_nhwc
 from .registry import array_module, register_grad, register_op
 
-
-def _pads(attrs, in_hw, k_hw, strides, dilations):
-    """fluid's padding_algorithm: ([top, bottom, left, right], dilations)."""
-    algo = attrs.get("padding_algorithm", "EXPLICIT")
-    if algo == "VALID":
-        return [0, 0, 0, 0], list(dilations)
-    if algo == "SAME":
-        pads = []
-        for size, k, s in zip(in_hw, k_hw, strides):
-            total = max((-(-size // s) - 1) * s + k - size, 0) if size >= 0 else 0
-            pads += [total // 2, total - total // 2]
-        return pads, [1, 1]
-    p = [int(v) for v in attrs["paddings"]]
-    return ([p[0], p[0], p[1], p[1]] if len(p) == 2 else p), list(dilations)
-
-
-def _out_size(size, k, stride, pad, dil, ceil=False):
-    if size < 0:
-        return -1
-    span = size + pad - (dil * (k - 1) + 1)
-    return (span + (stride - 1 if ceil else 0)) // stride + 1
-
-
-def _nchw(x, fmt):
-    return x.transpose(0, 3, 1, 2) if fmt == "NHWC" else x
-
-
-def _from_nchw(x, fmt):
-    return x.transpose(0, 2, 3, 1) if fmt == "NHWC" else x
-
-
-def _nchw_shape(shape, fmt):
-    return (shape[0], shape[3], shape[1], shape[2]) if fmt == "NHWC" else tuple(shape)
-
-
-class _Geometry:
-    """Kernel, stride, dilation, pads and output size of one conv/pool call (all 2-tuples but pads)."""
-
-    def __init__(self, attrs, in_hw, k_hw, strides, dilations, ceil=False):
-        self.k, self.s = tuple(k_hw), tuple(strides)
-        self.pads, dil = _pads(attrs, in_hw, k_hw, strides, dilations)
-        self.d = tuple(dil)
-        self.out = tuple(_out_size(size, k, s, self.pads[2 * i] + self.pads[2 * i + 1], d, ceil)
-                         for i, (size, k, s, d) in enumerate(zip(in_hw, self.k, self.s, self.d)))
-
-    def _widths(self, hw):
-        """(before, after) padding of H and W; after grows when ceil_mode windows run past the edge."""
-        widths = []
-        for i in range(2):
-            need = (self.out[i] - 1) * self.s[i] + (self.k[i] - 1) * self.d[i] + 1
-            lo, hi = self.pads[2 * i], self.pads[2 * i + 1]
-            widths.append((lo, max(hi, need - hw[i] - lo)))
-        return widths
-
-    def pad(self, x, value=0.0):
-        return array_module(x).pad(x, [(0, 0), (0, 0)] + self._widths(x.shape[2:]), constant_values=value)
-
-    def padded_shape(self, shape):
-        return tuple(shape[:2]) + tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], self._widths(shape[2:])))
-
-    def windows(self, xp_):
-        """Strided view [N, C, OH, OW, kh, kw] of the padded input (see NOTE [ im2col with strides ])."""
-        st = xp_.strides
-        shape = xp_.shape[:2] + self.out + self.k
-        strides = st[:2] + (st[2] * self.s[0], st[3] * self.s[1], st[2] * self.d[0], st[3] * self.d[1])
-        return array_module(xp_).lib.stride_tricks.as_strided(xp_, shape, strides)
-
-    def taps(self, win):
-        """(i, j, win[..., i, j]) for every kernel tap: the per-tap loops below run kh*kw times, never per pixel."""
-        return ((i, j, win[..., i, j]) for i in range(self.k[0]) for j in range(self.k[1]))
-
-    def col2im(self, tap_grad, in_shape, dtype, xp):
-        """Sum per-tap gradients ``tap_grad(i, j)`` ([N, C, OH, OW]) back into an input of ``in_shape``."""
-        dxp = xp.zeros(self.padded_shape(in_shape), dtype=dtype)
-        (oh, ow), (sh, sw), (dh, dw) = self.out, self.s, self.d
-        for i in range(self.k[0]):
-            for j in range(self.k[1]):
-                dxp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += tap_grad(i, j)
-        return dxp[:, :, self.pads[0]:self.pads[0] + in_shape[2], self.pads[2]:self.pads[2] + in_shape[3]]
-
-
-# --- conv2d -------------------------------------------------------------------------------------
 _CONV_ATTRS = {"strides": [1, 1], "paddings": [0, 0], "padding_algorithm": "EXPLICIT", "dilations": [1, 1],
                "groups": 1, "data_format": "NCHW", "use_cudnn": True, "use_mkldnn": False,
                "fuse_relu_before_depthwise_conv": False, "workspace_size_MB": 512, "exhaustive_search": False}
 
 
-def _conv_geometry(attrs, x_nchw_shape, w_shape):
-    return _Geometry(attrs, x_nchw_shape[2:], w_shape[2:], attrs["strides"], attrs["dilations"])
+def _conv_geometry(attrs, x4_shape, w_shape):
+    return Geometry(attrs, x4_shape[1:3], w_shape[2:], attrs["strides"], attrs["dilations"], False, CONV_SIZE_ERROR)
 
 
 def _conv_infer(attrs, x, w, bias, residual):
     fmt = attrs["data_format"]
-    n, _, h, wd = _nchw_shape(x.shape, fmt)
-    geo = _conv_geometry(attrs, (n, -1, h, wd), w.shape)
-    out = (n, w.shape[0]) + geo.out
-    return (out if fmt != "NHWC" else (n,) + geo.out + (w.shape[0],), x.dtype)
+    n, h, wd, _ = nhwc_shape(x.shape, fmt)
+    out = _conv_geometry(attrs, (n, h, wd, -1), w.shape).out
+    return ((n, w.shape[0]) + out if fmt != "NHWC" else (n,) + out + (w.shape[0],), x.dtype)
 
 
-def _conv_cols(geo, x, groups):
-    """im2col: [G, N*OH*OW, Cg*kh*kw] (the one copy of the forward pass)."""
-    n, c = x.shape[:2]
-    win = geo.windows(geo.pad(x)).reshape((n, groups, c // groups) + geo.out + geo.k)
-    return win.transpose(1, 0, 3, 4, 2, 5, 6).reshape(groups, n * geo.out[0] * geo.out[1], -1)
+def _filter_matrix(w):
+    """[F, C, kh, kw] -> [kh*kw*C, F], rows in im2col's (i, j, c) order."""
+    return w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0])
+
+
+def _check(x4, w, g):
+    c, f = x4.shape[3], w.shape[0]
+    if c != w.shape[1] * g or f % g:
+        raise ValueError(f"conv2d: input channels ({c}) must equal filter channels ({w.shape[1]}) * groups "
+                         f"({g}), and output channels ({f}) must be divisible by groups")
+
+
+def _group_cols(geo, cols, g):
+    kk = geo.k[0] * geo.k[1]
+    L = cols.shape[0]
+    return cols.reshape(L, kk, g, -1).transpose(2, 0, 1, 3).reshape(g, L, -1)
+
+
+def _group_filter(w, g):
+    f, cg, kh, kw = w.shape
+    return w.reshape(g, f // g, cg, kh, kw).transpose(0, 3, 4, 2, 1).reshape(g, kh * kw * cg, f // g)
+
+
+def _depthwise_taps(geo, w, g):
+    """Per tap (i, j): the [G, M] filter slice of a depthwise conv (M = output channels per group)."""
+    wt = w.reshape(g, w.shape[0] // g, *geo.k)
+    return lambda i, j: wt[:, :, i, j]
 
 
 def _conv2d_forward(attrs, x, w, bias, residual):
-    x = _nchw(x, attrs["data_format"])
-    geo, g = _conv_geometry(attrs, x.shape, w.shape), attrs["groups"]
-    n, cout = x.shape[0], w.shape[0]
-    if x.shape[1] != w.shape[1] * g or cout % g:
-        raise ValueError(f"conv2d: input channels ({x.shape[1]}) must equal filter channels ({w.shape[1]}) * groups "
-                         f"({g}), and output channels ({cout}) must be divisible by groups")
-    out = _conv_cols(geo, x, g) @ w.reshape(g, cout // g, -1).transpose(0, 2, 1)  # [G, N*OH*OW, Cout/G]
-    out = out.reshape((g, n) + geo.out + (cout // g,)).transpose(1, 0, 4, 2, 3).reshape((n, cout) + geo.out)
-    return _from_nchw(array_module(out).ascontiguousarray(out), attrs["data_format"])
+    fmt, g = attrs["data_format"], attrs["groups"]
+    x4 = to_nhwc(x, fmt)
+    _check(x4, w, g)
+    geo = _conv_geometry(attrs, x4.shape, w.shape)
+    n, f = x4.shape[0], w.shape[0]
+    if g == 1:
+        out = geo.im2col(x4) @ _filter_matrix(w)
+    elif w.shape[1] == 1:
+        out = _depthwise_forward(geo, x4, w, g)
+    else:
+        out = (_group_cols(geo, geo.im2col(x4), g) @ _group_filter(w, g)).transpose(1, 0, 2)
+    return from_nhwc(out.reshape((n,) + geo.out + (f,)), fmt)
+
+
+def _depthwise_forward(geo, x4, w, g):
+    xp, tap_w = array_module(x4), _depthwise_taps(geo, w, g)
+    padded, m = geo.padded(x4), w.shape[0] // g
+    acc = xp.zeros((x4.shape[0],) + geo.out + (g, m), dtype=x4.dtype)
+    tmp = xp.empty_like(acc)
+    for i in range(geo.k[0]):
+        for j in range(geo.k[1]):
+            rows, cols = geo.tap_slices(i, j)
+            xp.multiply(padded[:, rows, cols, :, None], tap_w(i, j), out=tmp)
+            acc += tmp
+    return acc
+
+
+def _transposed_geometry(geo, hw):
+    """The stride-1 convolution of the output gradient that gives the input gradient, or None."""
+    if geo.s != (1, 1):
+        return None
+    pads = []
+    for i in range(2):
+        span = geo.d[i] * (geo.k[i] - 1)
+        lo, hi = span - geo.pads[2 * i], hw[i] - geo.out[i] + geo.pads[2 * i]
+        if lo < 0 or hi < 0:
+            return None
+        pads += [lo, hi]
+    tgeo = Geometry({"paddings": pads}, geo.out, geo.k, (1, 1), geo.d)
+    return tgeo if tgeo.out == tuple(hw) else None
+
+
+def _input_grad(geo, d4, w, x_shape4, g, transposed=True):
+    """d(loss)/d(input) in NHWC (NOTE [ conv2d formulations ]; ``transposed=False`` forces col2im)."""
+    xp, (n, h, wd, c), f = array_module(d4), x_shape4, w.shape[0]
+    tgeo = _transposed_geometry(geo, (h, wd)) if g == 1 and transposed else None
+    if tgeo is not None:
+        flipped = w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1).reshape(-1, c)  # [(i, j, f), c]
+        return (tgeo.im2col(d4) @ flipped).reshape(n, h, wd, c)
+    if g == 1 or w.shape[1] != 1:
+        d2 = d4.reshape(-1, f)
+        if g == 1:
+            dcols = d2 @ _filter_matrix(w).T
+        else:
+            dg = d2.reshape(-1, g, f // g).transpose(1, 0, 2)
+            dcols = (dg @ _group_filter(w, g).transpose(0, 2, 1)).reshape(g, -1, geo.k[0] * geo.k[1], c // g)
+            dcols = dcols.transpose(1, 2, 0, 3)
+        dcols = dcols.reshape((n,) + geo.out + geo.k + (c,))
+        return geo.col2im(lambda i, j: dcols[:, :, :, i, j], x_shape4, d4.dtype, xp)
+    tap_w, m = _depthwise_taps(geo, w, g), f // g
+    d5 = d4.reshape(d4.shape[:3] + (g, m))
+    if m == 1:
+        return geo.col2im(lambda i, j: d4 * tap_w(i, j)[:, 0], x_shape4, d4.dtype, xp)
+    return geo.col2im(lambda i, j: (d5 * tap_w(i, j)).sum(axis=-1), x_shape4, d4.dtype, xp)
+
+
+def _filter_grad(geo, x4, d4, w, g):
+    f, cg, kh, kw = w.shape
+    if g == 1:
+        dw = geo.im2col(x4).T @ d4.reshape(-1, f)
+        return dw.reshape(kh, kw, cg, f).transpose(3, 2, 0, 1)
+    if cg == 1:
+        padded, m = geo.padded(x4), f // g
+        d5 = d4.reshape(d4.shape[:3] + (g, m))
+        dw = array_module(x4).empty((g, m, kh, kw), dtype=x4.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                rows, cols = geo.tap_slices(i, j)
+                dw[:, :, i, j] = np.einsum("nhwg,nhwgm->gm", padded[:, rows, cols], d5)
+        return dw.reshape(w.shape)
+    dg = d4.reshape(-1, g, f // g).transpose(1, 0, 2)
+    dw = _group_cols(geo, geo.im2col(x4), g).transpose(0, 2, 1) @ dg  # [G, kh*kw*Cg, F/G]
+    return dw.reshape(g, kh, kw, cg, f // g).transpose(0, 4, 3, 1, 2).reshape(w.shape)
 
 
 def _conv2d_backward(attrs, ins, outs, douts, need):
     x, w = ins[0], ins[1]
     fmt, g = attrs["data_format"], attrs["groups"]
-    x, dout = _nchw(x, fmt), _nchw(douts[0], fmt)
-    geo = _conv_geometry(attrs, x.shape, w.shape)
-    (n, c), cout = x.shape[:2], w.shape[0]
-    d = dout.reshape((n, g, cout // g) + geo.out).transpose(1, 0, 3, 4, 2).reshape(g, -1, cout // g)
-    dw = (d.transpose(0, 2, 1) @ _conv_cols(geo, x, g)).reshape(w.shape) if need[1] else None
-    dx = None
-    if need[0]:
-        dcols = (d @ w.reshape(g, cout // g, -1)).reshape((g, n) + geo.out + (c // g,) + geo.k)
-        dcols = dcols.transpose(1, 0, 4, 2, 3, 5, 6).reshape((n, c) + geo.out + geo.k)
-        dx = _from_nchw(geo.col2im(lambda i, j: dcols[..., i, j], x.shape, x.dtype, array_module(x)), fmt)
+    x4 = to_nhwc(x, fmt)
+    geo = _conv_geometry(attrs, x4.shape, w.shape)
+    xp = array_module(x4)
+    d4 = xp.ascontiguousarray(to_nhwc(douts[0], fmt))
+    dw = xp.ascontiguousarray(_filter_grad(geo, x4, d4, w, g)) if need[1] else None
+    dx = from_nhwc(_input_grad(geo, d4, w, x4.shape, g), fmt) if need[0] else None
     return dx, dw, None, None
 
 
@@ -149,90 +167,3 @@ for _conv in ("conv2d", "depthwise_conv2d"):
                 optional=("Bias", "ResidualData"), no_grad_inputs=("Bias", "ResidualData"),
                 infer_shape=_conv_infer)(_conv2d_forward)
     register_grad(_conv)(_conv2d_backward)
-
-
-# --- pool2d ---------------------------------------------------------------------------------------
-def _pool_geometry(attrs, x_nchw_shape):
-    h, w = x_nchw_shape[2:]
-    if attrs["global_pooling"]:
-        return _Geometry({"paddings": [0, 0]}, (h, w), (h, w), (1, 1), (1, 1))
-    if attrs["adaptive"]:
-        oh, ow = attrs["ksize"]
-        if h % oh or w % ow:
-            raise NotImplementedError(f"pool2d adaptive=True needs input size divisible by ksize, got {h}x{w} "
-                                      f"for {oh}x{ow}")
-        return _Geometry({"paddings": [0, 0]}, (h, w), (h // oh, w // ow), (h // oh, w // ow), (1, 1))
-    return _Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"])
-
-
-def _pool_infer(attrs, x):
-    fmt = attrs["data_format"]
-    n, c, h, w = _nchw_shape(x.shape, fmt)
-    if attrs["global_pooling"]:
-        out = (1, 1)
-    elif attrs["adaptive"]:
-        out = tuple(attrs["ksize"])
-    else:
-        out = _Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"]).out
-    return ((n, c) + out if fmt != "NHWC" else (n,) + out + (c,), x.dtype)
-
-
-def _avg_count(geo, x, attrs):
-    """Divisor per output pixel: real (unpadded) elements if exclusive, else kh*kw."""
-    if not attrs["exclusive"] or attrs["global_pooling"]:
-        return geo.k[0] * geo.k[1]
-    ones = array_module(x).ones((1, 1) + x.shape[2:], dtype=x.dtype)
-    return sum(tap for _, _, tap in geo.taps(geo.windows(geo.pad(ones))))
-
-
-def _global_pool_grad(attrs, x, dout):
-    xp, (n, c, h, w) = array_module(x), x.shape
-    if attrs["pooling_type"] != "max":
-        return xp.broadcast_to(dout / (h * w), x.shape).astype(x.dtype)
-    first = x.reshape(n, c, h * w).argmax(axis=-1)[..., None] == xp.arange(h * w)  # first max, as the taps do
-    return (first * dout.reshape(n, c, 1)).reshape(x.shape).astype(x.dtype, copy=False)
-
-
-@register_op("pool2d", inputs=("X",), outputs=("Out",), infer_shape=_pool_infer,
-             attrs={"pooling_type": "max", "ksize": [1, 1], "global_pooling": False, "strides": [1, 1],
-                    "paddings": [0, 0], "exclusive": True, "adaptive": False, "ceil_mode": False,
-                    "use_cudnn": True, "use_mkldnn": False, "use_quantizer": False, "data_format": "NCHW",
-                    "padding_algorithm": "EXPLICIT", "is_test": False})
-def _pool2d_forward(attrs, x):
-    x = _nchw(x, attrs["data_format"])
-    geo, xp = _pool_geometry(attrs, x.shape), array_module(x)
-    is_max = attrs["pooling_type"] == "max"
-    if attrs["global_pooling"]:
-        out = x.max(axis=(2, 3), keepdims=True) if is_max else x.mean(axis=(2, 3), keepdims=True)
-        return _from_nchw(out.astype(x.dtype, copy=False), attrs["data_format"])
-    taps = geo.taps(geo.windows(geo.pad(x, -np.inf if is_max else 0.0)))
-    out = next(taps)[2].copy()
-    for _, _, tap in taps:  # a loop over kernel taps; each step is one vectorised op
-        if is_max:
-            xp.maximum(out, tap, out=out)
-        else:
-            out += tap
-    if not is_max:
-        out = out / _avg_count(geo, x, attrs)
-    return _from_nchw(out.astype(x.dtype, copy=False), attrs["data_format"])
-
-
-@register_grad("pool2d")
-def _pool2d_backward(attrs, ins, outs, douts, need):
-    fmt = attrs["data_format"]
-    x, dout = _nchw(ins[0], fmt), _nchw(douts[0], fmt)
-    geo, xp = _pool_geometry(attrs, x.shape), array_module(x)
-    if attrs["global_pooling"]:
-        return (_from_nchw(_global_pool_grad(attrs, x, dout), fmt),)
-    if attrs["pooling_type"] != "max":
-        g = dout / _avg_count(geo, x, attrs)
-        return (_from_nchw(geo.col2im(lambda i, j: g, x.shape, x.dtype, xp), fmt),)
-    win = geo.windows(geo.pad(x, -np.inf))
-    out = _nchw(outs[0], fmt) if outs[0] is not None else _pool2d_forward({**attrs, "data_format": "NCHW"}, x)
-    taken = xp.zeros(out.shape, dtype=bool)
-
-    def tap_grad(i, j):  # route dout to the first tap (row-major) that holds the max
-        hit = (win[..., i, j] == out) & ~taken
-        taken[...] |= hit
-        return dout * hit
-    return (_from_nchw(geo.col2im(tap_grad, x.shape, x.dtype, xp), fmt),)

@@ -13,7 +13,7 @@ _READER_ATTRS = {"shape_concat": [], "lod_levels": [], "dtypes": [], "ranks": []
 
 
 @register_op("create_py_reader", inputs=("blocking_queue",), outputs=("Out",), attrs=_READER_ATTRS,
-             stateful=True)
+             no_gradient=True)
 def _create_py_reader_forward(attrs, queue):
     reader = getattr(queue, "reader", None)
     if reader is None:
@@ -23,12 +23,12 @@ def _create_py_reader_forward(attrs, queue):
 
 
 @register_op("create_double_buffer_reader", inputs=("UnderlyingReader",), outputs=("Out",),
-             attrs={"place": ""}, stateful=True)
+             attrs={"place": ""}, no_gradient=True)
 def _create_double_buffer_reader_forward(attrs, reader):
     return reader  # the read-ahead stage was chosen when the loader was built (data/prefetch.py)
 
 
 @register_op("read", inputs=("Reader",), outputs=("Out",), duplicable=("Out",),
-             attrs={"drop_last": True, "throw_eof_exp": True}, produces_lod=True, stateful=True)
+             attrs={"drop_last": True, "throw_eof_exp": True}, produces_lod=True, no_gradient=True)
 def _read_forward(attrs, reader):
     return reader.read_next()  # LoDTensor fields carry their LoD; the executor records it (produces_lod)

@@ -127,7 +127,8 @@ def _cross_entropy2_backward(attrs, ins, outs, douts, need):
 # --- accuracy (metric: no gradient) ---------------------------------------------------------------
 @register_op("accuracy", inputs=("Out", "Indices", "Label"), outputs=("Accuracy", "Correct", "Total"),
              no_grad_inputs=("Out", "Indices", "Label"),
-             infer_shape=lambda attrs, out, idx, label: (((1,), "float32"), ((1,), "int32"), ((1,), "int32")))
+             infer_shape=lambda attrs, out, idx, label: (((1,), "float32"), ((1,), "int32"), ((1,), "int32")),
+             no_gradient=True)
 def _accuracy_forward(attrs, out, indices, label):
     xp = array_module(indices)
     total = indices.shape[0]

@@ -1,7 +1,11 @@
-"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum.
+"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum, and the small
+ops regularizers, gradient clipping and learning-rate schedules append: sign, clip, clip_by_norm,
+squared_l2_norm, increment, floor.
 
 Each op's spec, forward kernel and gradient sit together.
 """
+import math
+
 import numpy as np
 
 from .registry import array_module, register_grad, register_op, same_as
@@ -20,6 +24,16 @@ def _y_view(x, y, axis):
     return y.reshape([1] * axis + yshape + [1] * (x.ndim - axis - len(yshape)))
 
 
+def _sum_over(grad, axes):
+    """``grad.sum(axis=axes)`` as one einsum contraction, which takes any memory order in one pass
+    (summing a conv output's per-channel bias gradient over (0, 2, 3) of channels-last memory with
+    ndarray.sum took 10x longer; NOTE [ batch_norm passes ] in nn.py)."""
+    if grad.dtype.kind != "f" or grad.ndim > 10:
+        return grad.sum(axis=axes)
+    letters = "abcdefghij"[:grad.ndim]
+    return array_module(grad).einsum(letters + "->" + "".join(c for i, c in enumerate(letters) if i not in axes), grad)
+
+
 def _unbroadcast(grad, shape):
     """Sum ``grad`` down to ``shape`` (undo broadcasting), then reshape."""
     if grad.shape == tuple(shape):
@@ -32,7 +46,7 @@ def _unbroadcast(grad, shape):
             if all(s in (1, g) for s, g in zip(shape, gshape[axis:axis + len(shape)])):
                 keep = set(range(axis, axis + len(shape)))
                 red = tuple(i for i in range(grad.ndim) if i not in keep)
-                g = grad.sum(axis=red) if red else grad
+                g = _sum_over(grad, red) if red else grad
                 ones = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
                 g = g.sum(axis=ones, keepdims=True) if ones else g
                 if g.size == size:
@@ -173,8 +187,8 @@ def _mean_backward(attrs, ins, outs, douts, need):
 @register_op("sum", inputs=("X",), outputs=("Out",), duplicable=("X",),
              infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False})
 def _sum_forward(attrs, xs):
-    out = xs[0].copy()
-    for x in xs[1:]:
+    out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy(order="K")  # keeps the inputs' memory order
+    for x in xs[2:]:
         out += x
     return out
 
@@ -182,3 +196,53 @@ def _sum_forward(attrs, xs):
 @register_grad("sum")
 def _sum_backward(attrs, ins, outs, douts, need):
     return ([douts[0] for _ in ins[0]],)
+
+
+# --- ops used by regularizers and gradient clipping ------------------------------------------------
+@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+def _sign_forward(attrs, x):
+    return array_module(x).sign(x)
+
+
+@register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0))
+def _clip_forward(attrs, x):
+    return array_module(x).clip(x, attrs["min"], attrs["max"])
+
+
+@register_grad("clip")
+def _clip_backward(attrs, ins, outs, douts, need):
+    x = ins[0]
+    return (douts[0] * ((x > attrs["min"]) & (x < attrs["max"])),)
+
+
+@register_op("clip_by_norm", inputs=("X",), outputs=("Out",), attrs={"max_norm": 1.0}, infer_shape=same_as(0),
+             no_gradient=True)
+def _clip_by_norm_forward(attrs, x):
+    norm = math.sqrt(float((x * x).sum()))
+    max_norm = attrs["max_norm"]
+    return x * (max_norm / norm) if norm > max_norm else x.copy()
+
+
+@register_op("squared_l2_norm", inputs=("X",), outputs=("Out",),
+             infer_shape=lambda attrs, x: ((1,), x.dtype))
+def _squared_l2_norm_forward(attrs, x):
+    flat = x.reshape(-1)
+    return flat.dot(flat).reshape(1)
+
+
+@register_grad("squared_l2_norm")
+def _squared_l2_norm_backward(attrs, ins, outs, douts, need):
+    return (ins[0] * (2.0 * float(douts[0].reshape(-1)[0])),)
+
+
+# --- ops of learning-rate schedules (layers/learning_rate_scheduler.py) ----------------------------
+@register_op("increment", inputs=("X",), outputs=("Out",), attrs={"step": 1.0}, infer_shape=same_as(0),
+             no_gradient=True)
+def _increment_forward(attrs, x):
+    """``X + step`` (the step counter: X and Out are the same variable, so it counts across runs)."""
+    return x + np.asarray(attrs["step"]).astype(x.dtype)
+
+
+@register_op("floor", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+def _floor_forward(attrs, x):
+    return array_module(x).floor(x)

@@ -17,7 +17,7 @@ def _dropout_scale(attrs):
 @register_op("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), optional=("Seed",), no_grad_inputs=("Seed",),
              attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
                     "dropout_implementation": "downgrade_in_infer"},
-             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")), stateful=True)
+             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")))
 def _dropout_forward(attrs, x, seed_t):
     p, upscale = attrs["dropout_prob"], attrs["dropout_implementation"] == "upscale_in_train"
     if attrs["is_test"]:  # downgrade_in_infer: x * (1 - p); upscale_in_train: x
@@ -42,21 +42,26 @@ def _dropout_backward(attrs, ins, outs, douts, need):
 
 
 # --- batch_norm ----------------------------------------------------------------------------------
+# NOTE [ batch_norm passes ]
+# Per-channel sums are einsum contractions ("abcd->b", "abcd,abcd->b"): one pass whatever the memory
+# order, where ndarray.sum over axes (0, 2, 3) of channels-last memory (a conv's output, NOTE
+# [ Channels-last inside the kernels ] in im2col.py) took 10x longer. The forward pass makes one
+# centred copy and scales it in place (the variance is the mean square of that copy: two-pass, no
+# cancellation); the backward pass reads the batch statistics the forward pass saved (SavedMean and
+# SavedVariance, which holds 1/sqrt(var + eps) as in fluid) instead of recomputing them.
 def _bn_axes(x, layout):
-    """(reduction axes, broadcast shape of a per-channel vector) for 2-D [N, C] or N-D NCHW/NHWC."""
+    """(channel axis, broadcast shape of a per-channel vector) for 2-D [N, C] or N-D NCHW/NHWC."""
     c_axis = x.ndim - 1 if layout == "NHWC" or x.ndim == 2 else 1
-    axes = tuple(i for i in range(x.ndim) if i != c_axis)
     shape = [1] * x.ndim
     shape[c_axis] = x.shape[c_axis]
-    return axes, tuple(shape)
+    return c_axis, tuple(shape)
 
 
-def _bn_stats(attrs, x, mean, variance):
-    """(mean, variance, whether they are batch statistics) for this call."""
-    if attrs["is_test"] or attrs["use_global_stats"]:
-        return mean.astype(x.dtype, copy=False), variance.astype(x.dtype, copy=False), False
-    axes, _ = _bn_axes(x, attrs["data_layout"])
-    return x.mean(axis=axes), x.var(axis=axes), True
+def _channel_sum(c_axis, *arrays):
+    """Per-channel sum of the elementwise product of ``arrays`` (one or two of the same shape)."""
+    letters = "abcdefghij"[:arrays[0].ndim]
+    spec = ",".join([letters] * len(arrays)) + "->" + letters[c_axis]
+    return array_module(arrays[0]).einsum(spec, *arrays)
 
 
 def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
@@ -70,17 +75,28 @@ def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
              attrs={"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW", "use_mkldnn": False,
                     "fuse_with_relu": False, "use_global_stats": False, "trainable_statistics": False},
              optional=("MomentumTensor",), no_grad_inputs=("Mean", "Variance", "MomentumTensor"),
-             infer_shape=_bn_infer, stateful=True)
+             infer_shape=_bn_infer)
 def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
-    _, bshape = _bn_axes(x, attrs["data_layout"])
-    mu, var, batch = _bn_stats(attrs, x, mean, variance)
-    inv = 1.0 / array_module(x).sqrt(var + attrs["epsilon"])
-    y = ((x - mu.reshape(bshape)) * (inv * scale).reshape(bshape) + bias.reshape(bshape)).astype(x.dtype, copy=False)
+    c_axis, bshape = _bn_axes(x, attrs["data_layout"])
+    xp = array_module(x)
+    batch = not (attrs["is_test"] or attrs["use_global_stats"])
+    if batch:
+        m = x.size // x.shape[c_axis]
+        mu = (_channel_sum(c_axis, x) / m).astype(x.dtype, copy=False)
+        centred = x - mu.reshape(bshape)
+        var = (_channel_sum(c_axis, centred, centred) / m).astype(x.dtype, copy=False)
+    else:
+        mu, var = mean.astype(x.dtype, copy=False), variance.astype(x.dtype, copy=False)
+        centred = x - mu.reshape(bshape)
+    inv = (1.0 / xp.sqrt(var + attrs["epsilon"])).astype(x.dtype, copy=False)
+    y = centred
+    y *= (inv * scale).astype(x.dtype, copy=False).reshape(bshape)
+    y += bias.astype(x.dtype, copy=False).reshape(bshape)
     if not batch:  # running statistics pass through unchanged
         return y, mean, variance, mu, inv, None
-    m = float(momentum_t.reshape(-1)[0]) if momentum_t is not None else attrs["momentum"]
-    mean_out = (mean * m + mu * (1.0 - m)).astype(mean.dtype, copy=False)
-    var_out = (variance * m + var * (1.0 - m)).astype(variance.dtype, copy=False)
+    mom = float(momentum_t.reshape(-1)[0]) if momentum_t is not None else attrs["momentum"]
+    mean_out = (mean * mom + mu * (1.0 - mom)).astype(mean.dtype, copy=False)
+    var_out = (variance * mom + var * (1.0 - mom)).astype(variance.dtype, copy=False)
     return y, mean_out, var_out, mu, inv, None
 
 
@@ -88,18 +104,25 @@ def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
 def _batch_norm_backward(attrs, ins, outs, douts, need):
     x, scale = ins[0], ins[1]
     dy = douts[0]
-    axes, bshape = _bn_axes(x, attrs["data_layout"])
-    mu, var, batch = _bn_stats(attrs, x, ins[3], ins[4])
-    inv = 1.0 / array_module(x).sqrt(var + attrs["epsilon"])
-    xhat = (x - mu.reshape(bshape)) * inv.reshape(bshape)
-    dbias = dy.sum(axis=axes)
-    dscale = (dy * xhat).sum(axis=axes)
-    k = (scale * inv).reshape(bshape)
-    if batch:  # mean and variance depend on x
-        m = x.size // scale.size
-        dx = k * (dy - (dbias / m).reshape(bshape) - xhat * (dscale / m).reshape(bshape))
-    else:
-        dx = k * dy
+    c_axis, bshape = _bn_axes(x, attrs["data_layout"])
+    batch = not (attrs["is_test"] or attrs["use_global_stats"])
+    mu, inv = outs[3], outs[4]
+    if mu is None or inv is None:  # a grad op wired without the saved statistics: recompute them
+        _, _, _, mu, inv, _ = _batch_norm_forward(attrs, x, scale, scale, ins[3], ins[4], None)
+    mu, inv = mu.astype(x.dtype, copy=False), inv.astype(x.dtype, copy=False)
+    xhat = x - mu.reshape(bshape)
+    xhat *= inv.reshape(bshape)
+    dbias = _channel_sum(c_axis, dy)
+    dscale = _channel_sum(c_axis, dy, xhat)
+    k = (scale * inv).astype(x.dtype, copy=False)
+    dx = None
+    if need[0]:
+        dx = dy * k.reshape(bshape)
+        if batch:  # mean and variance depend on x: dx = k * (dy - dbias / m - xhat * dscale / m)
+            m = x.size // x.shape[c_axis]
+            xhat *= (k * dscale / m).astype(x.dtype, copy=False).reshape(bshape)
+            xhat += (k * dbias / m).astype(x.dtype, copy=False).reshape(bshape)
+            dx -= xhat
     cast = lambda a: a.astype(x.dtype, copy=False)  # noqa: E731
     return (cast(dx) if need[0] else None, cast(dscale) if need[1] else None, cast(dbias) if need[2] else None,
             None, None, None)

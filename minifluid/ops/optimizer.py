@@ -1,7 +1,4 @@
-"""Optimizer update ops (sgd, momentum, adam, adagrad, rmsprop) and the small ops that parameter
-setup, regularization, gradient clipping and backward append (assign_value, sign, clip,
-clip_by_norm, squared_l2_norm, fill_zeros_like, fill_any_like), and learning-rate schedules use
-(increment, floor).
+"""Optimizer update ops: sgd, momentum, adam, adagrad, rmsprop (no gradients).
 
 NOTE [ In-place optimizer updates ]
 An update op's ``ParamOut`` (and ``Moment1Out``, ``VelocityOut`` ...) names the same variable as
@@ -15,10 +12,7 @@ Python float, which numpy applies as a weak scalar (float32 stays float32).
 import math
 import threading
 
-import numpy as np
-
-from ..framework.dtypes import to_numpy_dtype
-from .registry import array_module, register_grad, register_op, same_as
+from .registry import array_module, register_op
 
 _scratch_local = threading.local()
 
@@ -40,7 +34,7 @@ def _scalar(a):
 
 
 # --- sgd ------------------------------------------------------------------------------------------
-@register_op("sgd", inputs=("Param", "LearningRate", "Grad"), outputs=("ParamOut",), stateful=True)
+@register_op("sgd", inputs=("Param", "LearningRate", "Grad"), outputs=("ParamOut",), no_gradient=True)
 def _sgd_forward(attrs, param, lr, grad):
     tmp = _scratch(param)
     array_module(param).multiply(grad, _scalar(lr), out=tmp)
@@ -50,7 +44,7 @@ def _sgd_forward(attrs, param, lr, grad):
 
 # --- momentum -------------------------------------------------------------------------------------
 @register_op("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"),
-             outputs=("ParamOut", "VelocityOut"), attrs={"mu": 0.9, "use_nesterov": False}, stateful=True)
+             outputs=("ParamOut", "VelocityOut"), attrs={"mu": 0.9, "use_nesterov": False}, no_gradient=True)
 def _momentum_forward(attrs, param, grad, velocity, lr):
     xp, tmp = array_module(param), _scratch(param)
     mu, lr = attrs["mu"], _scalar(lr)
@@ -70,7 +64,7 @@ def _momentum_forward(attrs, param, grad, velocity, lr):
 @register_op("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
              outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
              attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False,
-                    "min_row_size_to_use_multithread": 1000}, stateful=True)
+                    "min_row_size_to_use_multithread": 1000}, no_gradient=True)
 def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow):
     xp, tmp = array_module(param), _scratch(param)
     b1, b2, eps = attrs["beta1"], attrs["beta2"], attrs["epsilon"]
@@ -95,7 +89,7 @@ def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow):
 
 # --- adagrad --------------------------------------------------------------------------------------
 @register_op("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"),
-             attrs={"epsilon": 1e-6}, stateful=True)
+             attrs={"epsilon": 1e-6}, no_gradient=True)
 def _adagrad_forward(attrs, param, grad, moment, lr):
     xp, tmp = array_module(param), _scratch(param)
     xp.square(grad, out=tmp)  # moment += g^2
@@ -111,7 +105,7 @@ def _adagrad_forward(attrs, param, grad, moment, lr):
 # --- rmsprop --------------------------------------------------------------------------------------
 @register_op("rmsprop", inputs=("Param", "MeanSquare", "Grad", "Moment", "LearningRate", "MeanGrad"),
              outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"), optional=("MeanGrad",),
-             attrs={"epsilon": 1e-10, "decay": 0.9, "momentum": 0.0, "centered": False}, stateful=True)
+             attrs={"epsilon": 1e-10, "decay": 0.9, "momentum": 0.0, "centered": False}, no_gradient=True)
 def _rmsprop_forward(attrs, param, mean_square, grad, moment, lr, mean_grad):
     xp, tmp = array_module(param), _scratch(param)
     rho, eps = attrs["decay"], attrs["epsilon"]
@@ -135,76 +129,3 @@ def _rmsprop_forward(attrs, param, mean_square, grad, moment, lr, mean_grad):
     moment += tmp
     param -= moment
     return param, moment, mean_square, mean_grad
-
-
-# --- assign_value: a constant array stored in the op's attributes ----------------------------------
-_VALUE_ATTRS = ("fp32_values", "int32_values", "int64_values", "bool_values")
-
-
-@register_op("assign_value", inputs=(), outputs=("Out",),
-             attrs={"shape": [1], "dtype": "float32", **{k: [] for k in _VALUE_ATTRS}},
-             infer_shape=lambda attrs: (tuple(attrs["shape"]), attrs["dtype"]))
-def _assign_value_forward(attrs):
-    values = next((attrs[k] for k in _VALUE_ATTRS if attrs[k]), [])
-    return np.array(values, dtype=to_numpy_dtype(attrs["dtype"])).reshape(attrs["shape"])
-
-
-# --- ops used by regularizers and gradient clipping ------------------------------------------------
-@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
-def _sign_forward(attrs, x):
-    return array_module(x).sign(x)
-
-
-@register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0))
-def _clip_forward(attrs, x):
-    return array_module(x).clip(x, attrs["min"], attrs["max"])
-
-
-@register_grad("clip")
-def _clip_backward(attrs, ins, outs, douts, need):
-    x = ins[0]
-    return (douts[0] * ((x > attrs["min"]) & (x < attrs["max"])),)
-
-
-@register_op("clip_by_norm", inputs=("X",), outputs=("Out",), attrs={"max_norm": 1.0}, infer_shape=same_as(0))
-def _clip_by_norm_forward(attrs, x):
-    norm = math.sqrt(float((x * x).sum()))
-    max_norm = attrs["max_norm"]
-    return x * (max_norm / norm) if norm > max_norm else x.copy()
-
-
-@register_op("squared_l2_norm", inputs=("X",), outputs=("Out",),
-             infer_shape=lambda attrs, x: ((1,), x.dtype))
-def _squared_l2_norm_forward(attrs, x):
-    flat = x.reshape(-1)
-    return flat.dot(flat).reshape(1)
-
-
-@register_grad("squared_l2_norm")
-def _squared_l2_norm_backward(attrs, ins, outs, douts, need):
-    return (ins[0] * (2.0 * _scalar(douts[0])),)
-
-
-# --- fill_zeros_like / fill_any_like: gradients backward creates at run time ----------------------
-@register_op("fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
-def _fill_zeros_like_forward(attrs, x):
-    return array_module(x).zeros_like(x)
-
-
-@register_op("fill_any_like", inputs=("X",), outputs=("Out",), attrs={"value": 0.0, "dtype": -1},
-             infer_shape=lambda attrs, x: (x.shape, x.dtype if attrs["dtype"] == -1 else attrs["dtype"]))
-def _fill_any_like_forward(attrs, x):
-    dtype = x.dtype if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
-    return array_module(x).full(x.shape, attrs["value"], dtype=dtype)
-
-
-# --- ops of learning-rate schedules (layers/learning_rate_scheduler.py) ----------------------------
-@register_op("increment", inputs=("X",), outputs=("Out",), attrs={"step": 1.0}, infer_shape=same_as(0))
-def _increment_forward(attrs, x):
-    """``X + step`` (the step counter: X and Out are the same variable, so it counts across runs)."""
-    return x + np.asarray(attrs["step"]).astype(x.dtype)
-
-
-@register_op("floor", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
-def _floor_forward(attrs, x):
-    return array_module(x).floor(x)

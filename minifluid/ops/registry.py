@@ -2,7 +2,7 @@
 
 An op family module defines each op as one contiguous block::
 
-    @register_op("relu", inputs=("X",), outputs=("Out",), infer_shape=same_as("X"))
+    @register_op("relu", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
     def _relu_forward(attrs, x):
         return np.maximum(x, 0)
 
@@ -19,7 +19,21 @@ Grad convention: ``grad(attrs, ins, outs, douts, need)`` gets tuples aligned wit
 forward input/output slots (``douts[i]`` is None when output i has no gradient) and the
 tuple ``need`` of booleans per input slot; it returns one gradient per input slot (None
 where not needed). The backward pass appends ``<type>_grad`` ops whose spec is derived
-here, so the Executor and dygraph run gradients through the same table.
+here, so the Executor and dygraph run gradients through the same table. An op that has
+no gradient (fluid has none either: optimizer updates, random fills, comparisons) says so
+with ``register_op(..., no_gradient=True)``. An op whose backward is not one mechanical grad op
+registers a builder instead: ``@register_grad(type, builder=True)`` on ``fn(op, grads)``, which
+returns the ops to append as ``(type, inputs, outputs, attrs)`` tuples; ``grads.output(slot)``
+names the gradients of the op's outputs (None where one has none) and ``grads.input(slot)`` the
+variables to write the gradients of its inputs into (``@EMPTY@`` where none is needed).
+
+Context kernels: an op registered with ``context=True`` (sub-blocks, LoD, scopes) has the kernel
+``kernel(ctx, attrs, *inputs)``; ``ctx`` is an ``ExecutionContext`` (executor/context.py) with
+the inputs' LoD, the outputs' LoD to set, a scope lookup that falls back to parent scopes,
+``run_block``, the place and the program's random generator. LoD rules: ``share_lod={"Out":
+"X"}`` gives output Out the LoD of input X (fluid's ShareLoD); the executor adds that step only
+where X can carry LoD (``lod_level`` > 0 when the plan is built), so ops on plain tensors pay
+nothing for it. ``produces_lod=True``: the kernel returns LoDTensors whose LoD the executor keeps.
 
 Kernels use ``array_module(x)`` instead of ``numpy`` where a function (not a method) is
 needed, so the same code runs on CuPy arrays.
@@ -61,14 +75,10 @@ def array_module(x):
     return _cupy.get_array_module(x)
 
 
-def _enable_cupy():
+def _enable_cupy(cupy):
+    """Let ``array_module`` recognise CuPy arrays (places.py calls this once CuPy has imported)."""
     global _cupy
-    try:
-        import cupy  # noqa: PLC0415 - optional GPU extra
-    except Exception:  # pragma: no cover - depends on the machine
-        return None
     _cupy = cupy
-    return cupy
 
 
 @dataclass
@@ -85,9 +95,18 @@ class OpSpec:
     optional: frozenset = frozenset()
     no_grad_inputs: frozenset = frozenset()
     produces_lod: bool = False
-    stateful: bool = False
+    no_gradient: bool = False
     source: str = ""
     forward: "OpSpec" = None
+    context: bool = False
+    share_lod: tuple = ()
+    grad_builder: object = None
+    grad_source: str = ""
+
+    @property
+    def has_grad(self):
+        """The op has a gradient: a grad kernel or a builder of grad ops."""
+        return self.grad is not None or self.grad_builder is not None
 
     def bind(self, op):
         """A callable ``fn(*input_values)`` for one op instance (attrs and grad needs baked in)."""
@@ -114,23 +133,42 @@ def _caller_site(depth=2):
 
 
 def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),
-                no_grad_inputs=(), produces_lod=False, stateful=False):
-    """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates."""
+                no_grad_inputs=(), produces_lod=False, no_gradient=False, context=False, share_lod=None):
+    """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates.
+    ``no_gradient=True`` states that the op has no gradient (``register_grad`` then refuses one);
+    ``context`` and ``share_lod``: see the module docstring."""
     def deco(fn):
         site = _caller_site()
         if type in _REGISTRY:
             raise ValueError(f"op {type!r} registered twice: at {_REGISTRY[type].source} and at {site}")
+        shared = tuple((share_lod or {}).items())
+        unknown = [f"{o} <- {i}" for o, i in shared if o not in outputs or i not in inputs]
+        if unknown:
+            raise ValueError(f"op {type!r}: share_lod names slots it does not have: {unknown}")
         _REGISTRY[type] = OpSpec(type, tuple(inputs), tuple(outputs), fn, dict(attrs or {}), infer_shape,
                                  None, frozenset(duplicable), frozenset(optional),
-                                 frozenset(no_grad_inputs), produces_lod, stateful, site)
+                                 frozenset(no_grad_inputs), produces_lod, no_gradient, site, context=context,
+                                 share_lod=shared)
         return fn
     return deco
 
 
-def register_grad(type):
-    """Decorator registering ``fn`` as the gradient of ``type`` and deriving the ``<type>_grad`` spec."""
+def register_grad(type, builder=False):
+    """Decorator registering ``fn`` as the gradient of ``type``: a grad kernel, from which the
+    ``<type>_grad`` spec is derived, or with ``builder=True`` a builder of grad ops (module docstring).
+    Refuses a second gradient and one for an op registered with ``no_gradient=True``."""
     def deco(fn):
-        fwd = _REGISTRY[type]
+        fwd = get_op_spec(type)
+        site = _caller_site()
+        if fwd.no_gradient:
+            raise ValueError(f"op {type!r} (at {fwd.source}) is registered with no_gradient=True; its gradient "
+                             f"at {site} contradicts that")
+        if fwd.has_grad:
+            raise ValueError(f"op {type!r} has its gradient registered twice: at {fwd.grad_source} and at {site}")
+        fwd.grad_source = site
+        if builder:
+            fwd.grad_builder = fn
+            return fn
         fwd.grad = fn
         grad_type = type + "_grad"
         dup = fwd.duplicable
@@ -141,7 +179,7 @@ def register_grad(type):
             None, dict(fwd.attrs),
             duplicable=dup | frozenset(grad_var_name(s) for s in dup),
             optional=frozenset(fwd.inputs + fwd.outputs) | frozenset(grad_var_name(s) for s in fwd.outputs),
-            source=_caller_site(), forward=fwd)
+            source=site, forward=fwd)
         return fn
     return deco
 

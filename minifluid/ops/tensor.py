@@ -1,8 +1,9 @@
-"""Tensor-creation and plumbing ops: fill_constant, assign, cast, random initialisers."""
+"""Tensor-creation and plumbing ops: fill_constant, assign_value, fill_zeros_like, fill_any_like, assign, cast,
+random initialisers."""
 import numpy as np
 
-from ..framework.dtypes import convert_dtype, to_numpy_dtype
-from .registry import register_grad, register_op, same_as
+from ..dtypes import convert_dtype, to_numpy_dtype
+from .registry import array_module, register_grad, register_op, same_as
 
 
 def _shape_dtype_infer(attrs, *ins):
@@ -11,7 +12,7 @@ def _shape_dtype_infer(attrs, *ins):
 
 @register_op("fill_constant", inputs=(), outputs=("Out",),
              attrs={"shape": [1], "dtype": "float32", "value": 0.0, "force_cpu": False, "str_value": ""},
-             infer_shape=_shape_dtype_infer)
+             infer_shape=_shape_dtype_infer, no_gradient=True)
 def _fill_constant_forward(attrs):
     return np.full(attrs["shape"], attrs["value"], dtype=to_numpy_dtype(attrs["dtype"]))
 
@@ -45,7 +46,7 @@ def _rng(attrs):
 
 @register_op("uniform_random", inputs=(), outputs=("Out",),
              attrs={"shape": [1], "dtype": "float32", "min": -1.0, "max": 1.0, "seed": 0},
-             infer_shape=_shape_dtype_infer)
+             infer_shape=_shape_dtype_infer, no_gradient=True)
 def _uniform_random_forward(attrs):
     out = _rng(attrs).uniform(attrs["min"], attrs["max"], size=attrs["shape"])
     return out.astype(to_numpy_dtype(attrs["dtype"]))
@@ -53,7 +54,7 @@ def _uniform_random_forward(attrs):
 
 @register_op("gaussian_random", inputs=(), outputs=("Out",),
              attrs={"shape": [1], "dtype": "float32", "mean": 0.0, "std": 1.0, "seed": 0},
-             infer_shape=_shape_dtype_infer)
+             infer_shape=_shape_dtype_infer, no_gradient=True)
 def _gaussian_random_forward(attrs):
     out = _rng(attrs).normal(attrs["mean"], attrs["std"], size=attrs["shape"])
     return out.astype(to_numpy_dtype(attrs["dtype"]))
@@ -61,7 +62,7 @@ def _gaussian_random_forward(attrs):
 
 @register_op("truncated_gaussian_random", inputs=(), outputs=("Out",),
              attrs={"shape": [1], "dtype": "float32", "mean": 0.0, "std": 1.0, "seed": 0},
-             infer_shape=_shape_dtype_infer)
+             infer_shape=_shape_dtype_infer, no_gradient=True)
 def _truncated_gaussian_random_forward(attrs):
     rng = _rng(attrs)
     out = rng.normal(0.0, 1.0, size=attrs["shape"])
@@ -70,3 +71,29 @@ def _truncated_gaussian_random_forward(attrs):
         out[bad] = rng.normal(0.0, 1.0, size=int(bad.sum()))
         bad = np.abs(out) > 2.0
     return (out * attrs["std"] + attrs["mean"]).astype(to_numpy_dtype(attrs["dtype"]))
+
+
+# --- assign_value: a constant array stored in the op's attributes ----------------------------------
+_VALUE_ATTRS = ("fp32_values", "int32_values", "int64_values", "bool_values")
+
+
+@register_op("assign_value", inputs=(), outputs=("Out",),
+             attrs={"shape": [1], "dtype": "float32", **{k: [] for k in _VALUE_ATTRS}},
+             infer_shape=lambda attrs: (tuple(attrs["shape"]), attrs["dtype"]), no_gradient=True)
+def _assign_value_forward(attrs):
+    values = next((attrs[k] for k in _VALUE_ATTRS if attrs[k]), [])
+    return np.array(values, dtype=to_numpy_dtype(attrs["dtype"])).reshape(attrs["shape"])
+
+
+# --- fill_zeros_like / fill_any_like: gradients backward creates at run time ----------------------
+@register_op("fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+def _fill_zeros_like_forward(attrs, x):
+    return array_module(x).zeros_like(x)
+
+
+@register_op("fill_any_like", inputs=("X",), outputs=("Out",), attrs={"value": 0.0, "dtype": -1},
+             infer_shape=lambda attrs, x: (x.shape, x.dtype if attrs["dtype"] == -1 else attrs["dtype"]),
+             no_gradient=True)
+def _fill_any_like_forward(attrs, x):
+    dtype = x.dtype if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
+    return array_module(x).full(x.shape, attrs["value"], dtype=dtype)

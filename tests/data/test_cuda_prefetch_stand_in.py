@@ -15,7 +15,7 @@ import pytest
 import minifluid as fluid
 from minifluid.errors import ReaderKilledError
 from minifluid.lod_tensor import LoDTensor
-from minifluid.testing import process_gone, shm_segments
+from minifluid.data.leak_checks import process_gone, shm_segments
 
 _LOCK = threading.RLock()  # one lock for every stand-in stream: no lock-order questions
 
@@ -212,5 +212,25 @@ def test_two_devices_take_batches_in_turn_and_each_tensor_names_its_device():
     FakeCupy.consumer_reads()
     assert len(steps) == 5
     for s, step in enumerate(steps):
-        assert [feed["y"]._place.device_id for feed in step] == [0, 1]
+        assert [feed["y"]._placement.device_id for feed in step] == [0, 1]
         assert [int(np.asarray(feed["y"]._array)[0, 0]) for feed in step] == [2 * s, 2 * s + 1]
+
+
+@pytest.mark.timeout(30)
+def test_use_pinned_memory_false_copies_from_the_batches_themselves(monkeypatch):
+    from minifluid.data import options
+    allocations = []
+    monkeypatch.setattr(_Cuda, "alloc_pinned_memory", staticmethod(lambda n: allocations.append(n) or _Pinned(n)))
+    monkeypatch.setattr(options.use_pinned_memory, "value", None)  # the default; restored after the test
+    gen = _batches(6)
+    held = [step[0] for step in _loader(gen)()]
+    assert allocations, "pinned staging buffers are the default"
+    allocations.clear()
+    options.use_pinned_memory(False)
+    held = [step[0] for step in _loader(gen)()]
+    FakeCupy.consumer_reads()
+    assert allocations == []
+    for (x, y), feed in zip(gen(), held):
+        np.testing.assert_array_equal(np.asarray(feed["x"]._array), x)
+    with pytest.raises(AssertionError):
+        options.use_pinned_memory("no")

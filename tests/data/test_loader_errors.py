@@ -14,7 +14,7 @@ import minifluid as fluid
 from minifluid.data.loader import PRODUCER_THREAD_NAME
 from minifluid.data.worker import ReaderTimeoutError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError
-from minifluid.testing import live_threads
+from minifluid.data.leak_checks import live_threads
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -6,7 +6,7 @@ import pytest
 import minifluid as fluid
 from minifluid.data.loader import PRODUCER_THREAD_NAME, DataLoaderBase
 from minifluid.lod_tensor import LoDTensor
-from minifluid.testing import live_threads
+from minifluid.data.leak_checks import live_threads
 
 
 def live_producers(timeout=3.0):
@@ -253,3 +253,31 @@ def test_ragged_batch_field_is_a_type_error_in_the_producer():
     with pytest.raises(SystemError, match="Faild to convert input data to a regular ndarray") as err:
         list(loader())
     assert isinstance(err.value.__cause__, TypeError)
+
+
+def test_check_input_array_converts_or_names_the_ragged_data():
+    from minifluid.fluid_reader import GeneratorLoader
+    check = GeneratorLoader._check_input_array
+    assert check([[1, 2], [3, 4]]).shape == (2, 2)
+    with pytest.raises(TypeError, match="Faild to convert input data to a regular ndarray"):
+        check([np.zeros(2), np.zeros(1)])
+
+
+@pytest.mark.timeout(60)
+def test_private_reset_stops_an_iterable_epoch_left_early():
+    def endless():
+        i = 0
+        while True:
+            yield np.full([2, 4], i, "float32"), np.full([2, 1], i, "int64")
+            i += 1
+    main, loader, _ = build(capacity=2)
+    loader.set_batch_generator(endless, places=fluid.CPUPlace())
+    epoch = iter(loader())
+    assert labels_of(next(epoch)) == [0]
+    assert loader._thread is not None and loader._thread.is_alive()
+    loader._reset()  # fluid's tests call it after a break; the epoch iterator is still referenced here
+    assert loader._thread is None and live_producers() == []
+    with pytest.raises(StopIteration):
+        next(epoch)
+    assert labels_of(next(iter(loader()))) == [0]  # a new epoch starts over
+    loader._reset()

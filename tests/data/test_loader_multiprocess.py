@@ -27,7 +27,7 @@ import minifluid as fluid
 from minifluid.data.shm import SHM_LIMIT_ENV
 from minifluid.data.worker import ReaderTimeoutError, SharedMemoryFullError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError, WorkerDiedError
-from minifluid.testing import process_gone, shm_segments as our_segments
+from minifluid.data.leak_checks import process_gone, shm_segments as our_segments
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KINDS = ["iterable", "non_iterable", "dataset"]

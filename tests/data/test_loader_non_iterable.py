@@ -10,7 +10,7 @@ import minifluid as fluid
 from minifluid.data.loader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME
 from minifluid.framework import unique_name
 from minifluid.framework.variable import VarType
-from minifluid.testing import live_threads
+from minifluid.data.leak_checks import live_threads
 
 
 def live_producers(timeout=3.0):
@@ -290,3 +290,30 @@ def test_places_are_ignored_with_a_log(caplog):
     with caplog.at_level("INFO", logger="minifluid.data"):
         assert loader.set_batch_generator(batches(1), places=fluid.CPUPlace()) is loader
     assert "places would be ommited when DataLoader is not iterable" in caplog.text
+
+
+@pytest.mark.timeout(60)
+def test_unordered_loader_creates_its_reader_in_the_startup_program(monkeypatch):
+    from minifluid.data import options
+    monkeypatch.setattr(options.keep_data_loader_order, "value", True)  # restored after the test
+    assert options.keep_data_loader_order() is True
+    with pytest.raises(AssertionError):
+        options.keep_data_loader_order(0)
+    options.keep_data_loader_order(False)
+    assert options.keep_data_loader_order() is False
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        image = fluid.data(name="image", shape=[None, 4], dtype="float32")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[image], capacity=4, iterable=False)
+        loss = fluid.layers.mean(image)
+    options.keep_data_loader_order(True)  # loaders read the switch when they are built
+    assert [op.type for op in startup.global_block().ops] == ["create_py_reader"]
+    assert [op.type for op in main.global_block().ops] == ["create_double_buffer_reader", "read", "mean"]
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    loader.set_batch_generator(lambda: ((np.full([2, 4], i, "float32"),) for i in range(8)))
+    compiled = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(2))
+    seen = [np.asarray(v).reshape(-1)[::8].tolist() for v, in run_epoch(exe, compiled, loader, [image])]
+    assert sorted(sum(seen, [])) == list(range(8))  # every batch exactly once, two per step
+    assert [op.type for op in build()[0].global_block().ops][:3] == \
+        ["create_py_reader", "create_double_buffer_reader", "read"]  # ordered again

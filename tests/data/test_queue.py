@@ -238,3 +238,51 @@ def test_take_ready_moves_a_group_in_order_without_blocking():
     assert q.take_ready(4) == [0, 1, 2, 3] and q.size() == 2
     q.close()
     assert q.take_ready(10) == [4, 5] and q.pop() is END_OF_DATA
+
+
+class _CountingCondition(threading.Condition):
+    """The queue's condition, counting the wake-ups it sends."""
+
+    def __init__(self):
+        super().__init__(threading.Lock())
+        self.wakes = 0
+
+    def notify(self, n=1):
+        self.wakes += 1
+        super().notify(n)
+
+
+def _until(predicate):
+    deadline = time.monotonic() + 10
+    while not predicate():
+        assert time.monotonic() < deadline, "the other thread never started waiting"
+        time.sleep(0.001)
+
+
+@pytest.mark.timeout(30)
+def test_wake_level_a_waiting_consumer_is_not_woken_for_fewer_items():
+    q = BlockingQueue(16, wake_level=4)
+    q._cond = cond = _CountingCondition()
+    got = []
+    consumer = threading.Thread(target=lambda: got.append(q.pop()))
+    consumer.start()
+    _until(lambda: q._get_waiters == 1)
+    q.push("a")  # the consumer is inside its wait: below the wake level, nobody is woken
+    assert cond.wakes == 0
+    consumer.join(10)
+    assert got == ["a"]  # ...and it still reads the item on its own (NOTE [ Queue wake level ])
+
+
+@pytest.mark.timeout(30)
+def test_wake_level_a_blocked_producer_is_woken_once_wake_level_slots_are_free():
+    q = BlockingQueue(8, wake_level=4)
+    q._cond = cond = _CountingCondition()
+    for i in range(8):
+        q.push(i)
+    producer = threading.Thread(target=q.push, args=(8,))
+    producer.start()
+    _until(lambda: q._put_waiters == 1)
+    assert [q.pop() for _ in range(3)] == [0, 1, 2] and cond.wakes == 0  # 3 free slots: keep it waiting
+    assert q.pop() == 3 and cond.wakes == 1  # 4 free: one wake-up for the group
+    producer.join(10)
+    assert not producer.is_alive() and [q.pop() for _ in range(5)] == [4, 5, 6, 7, 8]

@@ -22,7 +22,7 @@ from minifluid.data.worker import (KEPT_VIEWS, ProcessBatchSource, ProcessPoolBa
                                    SharedMemoryFullError, get_worker_info)
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ReaderKilledError, WorkerDiedError
 from minifluid.lod_tensor import LoDTensor
-from minifluid.testing import process_gone, shm_segments as our_segments
+from minifluid.data.leak_checks import process_gone, shm_segments as our_segments
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

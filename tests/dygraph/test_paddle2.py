@@ -3,19 +3,6 @@ import numpy as np
 import pytest
 
 import minifluid as fluid
-from minifluid import compat
-
-
-@pytest.fixture
-def paddle():
-    compat.install()
-    try:
-        import paddle
-        yield paddle
-    finally:
-        compat.uninstall()
-        import minifluid.dygraph.base as base
-        base._static_requested = False
 
 
 def test_paddle2_training_without_any_mode_switch(paddle):

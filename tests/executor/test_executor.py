@@ -1,4 +1,6 @@
+import gc
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -189,6 +191,21 @@ def test_plan_is_cached_and_invalidated_by_edits():
     main.global_block().append_op("scale", {"X": m}, {"Out": m2}, {"scale": 3.0})
     (v,) = exe.run(main, feed=feed, fetch_list=[m2], scope=scope)
     assert v[0] == 3.0
+
+
+def test_the_plan_cache_does_not_keep_programs_alive():
+    exe = fluid.Executor()
+
+    def run_a_program():
+        main, startup, x, *_ = _program()
+        scope = fluid.Scope()
+        exe.run(startup, scope=scope)
+        exe.run(main, feed={"x": np.ones((2, 784), "float32"), "label": np.zeros((2, 1), "int64")}, scope=scope)
+        return weakref.ref(main), weakref.ref(startup)
+
+    refs = [run_a_program() for _ in range(3)]
+    gc.collect()
+    assert all(r() is None for pair in refs for r in pair) and len(exe._plans) == 0
 
 
 def test_fetched_persistable_value_is_a_snapshot():

@@ -60,11 +60,9 @@ def test_clone_keeps_parameters():
     assert c.global_block().var("w") is not p.global_block().var("w")
 
 
-def test_clone_for_test_sets_is_test_and_keeps_forward_ops():
-    from minifluid.ops.registry import register_op, registered_ops
-    if "_test_is_test_op" not in registered_ops():
-        register_op("_test_is_test_op", inputs=("X",), outputs=("Out",), attrs={"is_test": False})(
-            lambda attrs, x: x * (0.5 if attrs["is_test"] else 1.0))
+def test_clone_for_test_sets_is_test_and_keeps_forward_ops(scratch_registry):
+    scratch_registry.register_op("_test_is_test_op", inputs=("X",), outputs=("Out",), attrs={"is_test": False})(
+        lambda attrs, x: x * (0.5 if attrs["is_test"] else 1.0))
     p = fluid.Program()
     b = p.global_block()
     x = b.create_var("x", [2])
@@ -170,3 +168,53 @@ def test_a_name_created_again_returns_the_variable_only_if_shape_and_dtype_match
             fluid.data(name="x", shape=[None, 1, 28, 28], dtype="float32")
         with pytest.raises(ValueError, match="The previous data type is float32; the new data type is int64"):
             fluid.data(name="x", shape=[None, 784], dtype="int64")
+
+
+def _two_branch_program():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 4])
+        hidden = fluid.layers.fc(x, size=3)
+        out = fluid.layers.relu(hidden)
+        other = fluid.layers.scale(x, scale=2.0)
+    return main, x, hidden, out, other
+
+
+def test_prune_with_input_keeps_what_the_targets_need_from_the_feeds():
+    main, x, hidden, out, other = _two_branch_program()
+    pruned = main._prune_with_input([hidden.name], [out])
+    assert [op.type for op in pruned.global_block().ops] == ["relu"]  # fc's ops go: hidden is fed
+    assert not pruned.global_block().has_var(other.name) and pruned.global_block().has_var(hidden.name)
+    whole = main._prune(out.name)
+    assert [op.type for op in whole.global_block().ops] == [op.type for op in main.global_block().ops[:-1]]
+    assert len(main.global_block().ops) == len(whole.global_block().ops) + 1  # the original is untouched
+    with pytest.raises(ValueError, match="can only be str"):
+        main._prune_with_input([2, 3], [])
+    with pytest.raises(ValueError, match="Variable or Operator"):
+        main._prune_with_input([], [1.5])
+
+
+def test_program_desc_round_trips_through_a_string():
+    main, x, hidden, out, other = _two_branch_program()
+    restored = fluid.Program.parse_from_string(main.desc.serialize_to_string())
+    assert [op.type for op in restored.global_block().ops] == [op.type for op in main.global_block().ops]
+    assert restored.global_block().var(out.name).shape == out.shape
+    with pytest.raises(TypeError, match="serialized Program"):
+        fluid.Program.parse_from_string(__import__("pickle").dumps([1]))
+
+
+def test_copy_param_info_from_takes_parameter_settings():
+    main, *_ = _two_branch_program()
+    main.global_block().all_parameters()[0].trainable = False
+    copy = fluid.Program.parse_from_string(main.desc.serialize_to_string())
+    for var in copy.global_block().all_parameters():
+        var.trainable = True
+    copy._copy_param_info_from(main)
+    assert [p.trainable for p in copy.global_block().all_parameters()] == [False, True]
+    with pytest.raises(TypeError, match="should be invoked with Program"):
+        copy._copy_param_info_from("program")
+    with pytest.raises(TypeError, match="should be invoked with Program"):
+        copy._copy_dist_param_info_from("program")
+    main._is_distributed = True
+    copy._copy_dist_param_info_from(main)
+    assert copy._is_distributed is True

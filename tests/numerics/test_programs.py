@@ -1,13 +1,9 @@
 """Train/test programs: clone(for_test=True), sharing parameters under unique_name.guard(), layer names."""
 import numpy as np
-import pytest
 
 import minifluid as fluid
-from minifluid.ops.registry import registered_ops
 
 rng = np.random.RandomState(11)
-needs_ops = pytest.mark.skipif(not {"batch_norm", "dropout"} <= set(registered_ops()),
-                               reason="batch_norm / dropout ops not registered")
 
 
 def _net():
@@ -21,7 +17,6 @@ def _net():
     return logits, loss
 
 
-@needs_ops
 def test_clone_for_test_runs_dropout_and_batch_norm_in_test_mode_with_the_trained_parameters():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):

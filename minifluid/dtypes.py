@@ -1,7 +1,8 @@
 """Fluid dtype names <-> numpy dtypes: the single source of dtype truth."""
 import numpy as np
 
-__all__ = ["convert_dtype", "to_numpy_dtype", "is_float_dtype", "SUPPORTED_DTYPES"]
+__all__ = ["convert_dtype", "to_numpy_dtype", "is_float_dtype", "get_default_dtype", "set_default_dtype",
+           "SUPPORTED_DTYPES"]
 
 SUPPORTED_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
                     "uint8", "complex64", "complex128")
@@ -15,7 +16,7 @@ def convert_dtype(dtype):
     if isinstance(dtype, str):
         name = _ALIASES.get(dtype, dtype)
         if name in _NP:
-            return name
+            return str(name)  # a plain str, also for fluid's VarDesc.VarType.FP32 and the like
     else:
         try:
             name = np.dtype(dtype).name
@@ -34,3 +35,21 @@ def to_numpy_dtype(dtype):
 
 def is_float_dtype(dtype):
     return convert_dtype(dtype) in ("float16", "float32", "float64")
+
+
+_default_dtype = "float32"
+
+
+def set_default_dtype(d):
+    """paddle.set_default_dtype: the float dtype of ``paddle.static.data`` (and Python floats in
+    ``paddle.to_tensor``) when none is given; float16, float32 or float64."""
+    global _default_dtype
+    name = getattr(d, "__name__", d) if isinstance(d, type) else d
+    if name not in ("float16", "float32", "float64"):
+        raise TypeError(f"set_default_dtype only supports [float16, float32, float64] , but received {name}")
+    _default_dtype = str(name)
+
+
+def get_default_dtype():
+    """The dtype ``set_default_dtype`` set (float32 at start)."""
+    return _default_dtype

@@ -1,0 +1,23 @@
+"""``paddle.static`` (2.x): fluid's static-graph names, except that ``data``'s dtype defaults to
+``paddle.get_default_dtype()`` (fluid.data's to float32)."""
+import minifluid as _fluid
+from ..dtypes import get_default_dtype
+
+# fluid's names (tests/compat/test_paddle_names.py keeps this list equal to minifluid.__all__)
+__all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
+           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter",
+           "Program", "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places",
+           "create_lod_tensor", "cuda_places", "data", "default_main_program", "default_startup_program",
+           "disable_dygraph", "dygraph", "enable_dygraph", "framework", "global_scope", "gradients",
+           "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets",
+           "optimizer", "program_guard", "regularizer", "require_version", "save", "scope_guard",
+           "unique_name"]
+
+
+def data(name, shape, dtype=None, lod_level=0):
+    """paddle.static.data: fluid.data with ``dtype`` None meaning ``paddle.get_default_dtype()``."""
+    return _fluid.data(name, shape, get_default_dtype() if dtype is None else dtype, lod_level)
+
+
+def __getattr__(name):
+    return getattr(_fluid, name)

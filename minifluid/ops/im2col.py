@@ -1,0 +1,177 @@
+"""Window geometry and the im2col / col2im machinery shared by conv2d and pool2d.
+
+NOTE [ Channels-last inside the kernels ]
+Programs see NCHW tensors, as in fluid. The conv and pool kernels work on the NHWC *memory order*:
+they read their input through ``x.transpose(0, 2, 3, 1)`` and return ``y.transpose(0, 3, 1, 2)`` of
+an NHWC result, i.e. an NCHW-shaped view of channels-last memory. A conv -> batch_norm -> relu ->
+conv chain therefore never transposes: the elementwise ops keep their input's memory order (numpy's
+order='K'), and the next conv finds its input already contiguous in NHWC. Shapes, values and
+everything a user can observe are NCHW; only ``flags['C_CONTIGUOUS']`` differs.
+
+Why NHWC: an im2col row (one output pixel, every tap and channel) is then kw*C contiguous floats per
+kernel row, so building the [N*OH*OW, kh*kw*C] matrix is a copy of contiguous runs, and the GEMM
+result [N*OH*OW, F] is already the NHWC output. In NCHW order the same matrix was a gather of single
+floats and took longer than the GEMM itself.
+
+NOTE [ im2col with strides ]
+``Geometry.windows`` is a zero-copy strided view [N, OH, OW, kh, kw, C] of the padded NHWC input:
+output pixel (oh, ow) and tap (i, j) read padded[oh*sh + i*dh, ow*sw + j*dw]. ``Geometry.col2im``
+adds per-tap gradients back with one strided slice-add per tap (kh*kw numpy calls, never per pixel).
+
+NOTE [ Workspaces ]
+The padded input and the im2col matrix are scratch: large (the first ResNet stage's im2col matrix
+is 75 MB at batch 128), short-lived and the same size every step. Allocating them anew each step
+costs page faults on memory the kernel then zero-fills; ``scratch`` instead hands out a per-thread
+buffer per role that grows to the largest size asked and is reused. A scratch array never leaves the
+kernel that asked for it (no output is a view of one), so reuse cannot alias a result.
+"""
+import threading
+
+import numpy as np
+
+from .registry import array_module
+
+__all__ = ["Geometry", "CONV_SIZE_ERROR", "POOL_SIZE_ERROR", "to_nhwc", "from_nhwc", "scratch", "nhwc_shape"]
+
+CONV_SIZE_ERROR = (
+    "The output's size is expected to be greater than 0. But recieved: output's size is {out}. The output's size "
+    "is computed by ((input_size + padding_1 + padding_2 - (dilation * (filter_size - 1) + 1)) / stride + 1), "
+    "where input_size is {size}, padding is ({p0}, {p1}), filter_size is {k}, dilation is {d}, stride is {s}.")
+POOL_SIZE_ERROR = (
+    "ShapeError: the output size must be greater than 0. But received: output_size = {out} due to the settings "
+    "of input_size({size}), padding({p0},{p1}), k_size({k}) and stride({s}). Please check again!")
+
+
+def _pads(attrs, in_hw, k_hw, strides, dilations):
+    """fluid's padding_algorithm: ([top, bottom, left, right], dilations)."""
+    algo = attrs.get("padding_algorithm", "EXPLICIT")
+    if algo == "VALID":
+        return [0, 0, 0, 0], list(dilations)
+    if algo == "SAME":
+        pads = []
+        for size, k, s in zip(in_hw, k_hw, strides):
+            total = max((-(-size // s) - 1) * s + k - size, 0) if size >= 0 else 0
+            pads += [total // 2, total - total // 2]
+        return pads, [1, 1]
+    p = [int(v) for v in attrs["paddings"]]
+    return ([p[0], p[0], p[1], p[1]] if len(p) == 2 else p), list(dilations)
+
+
+def _cpp_div(a, b):
+    """``a / b`` for ints as C++ computes it (truncating toward zero): fluid's output-size formulas
+    use it, so a window larger than the (padded) input still gives one output, (6 - 7) / 7 + 1 == 1."""
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+def _out_size(size, k, stride, pads, dil, ceil, message):
+    """One spatial output size: (size + pad_0 + pad_1 - dilated_k [+ stride - 1 if ceil]) / stride + 1."""
+    if size < 0:
+        return -1
+    span = size + pads[0] + pads[1] - (dil * (k - 1) + 1)
+    out = _cpp_div(span + (stride - 1 if ceil else 0), stride) + 1
+    if out <= 0:
+        raise ValueError(message.format(out=out, size=size, p0=pads[0], p1=pads[1], k=k, d=dil, s=stride))
+    return out
+
+
+# --- layouts --------------------------------------------------------------------------------------
+def to_nhwc(x, fmt):
+    """The NHWC view of a logical NCHW (or NHWC) tensor (see NOTE [ Channels-last inside the kernels ])."""
+    return x if fmt == "NHWC" else x.transpose(0, 2, 3, 1)
+
+
+def from_nhwc(y, fmt):
+    return y if fmt == "NHWC" else y.transpose(0, 3, 1, 2)
+
+
+def nhwc_shape(shape, fmt):
+    return tuple(shape) if fmt == "NHWC" else (shape[0], shape[2], shape[3], shape[1])
+
+
+# --- workspaces -----------------------------------------------------------------------------------
+_local = threading.local()
+
+
+def scratch(role, shape, dtype, xp=np):
+    """A reusable uninitialised array for ``role`` (NOTE [ Workspaces ]); CuPy arrays are not pooled."""
+    if xp is not np:
+        return xp.empty(shape, dtype=dtype)
+    pool = getattr(_local, "pool", None)
+    if pool is None:
+        pool = _local.pool = {}
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    buf = pool.get(role)
+    if buf is None or buf.nbytes < nbytes:
+        buf = pool[role] = np.empty(nbytes, dtype=np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+class Geometry:
+    """Kernel, stride, dilation, pads and output size of one conv/pool call (2-tuples but ``pads``)."""
+
+    def __init__(self, attrs, in_hw, k_hw, strides, dilations, ceil=False, message=CONV_SIZE_ERROR):
+        self.k, self.s = tuple(int(k) for k in k_hw), tuple(int(s) for s in strides)
+        self.pads, dil = _pads(attrs, in_hw, k_hw, strides, dilations)
+        self.d = tuple(int(d) for d in dil)
+        self.out = tuple(_out_size(size, k, s, self.pads[2 * i:2 * i + 2], d, ceil, message)
+                         for i, (size, k, s, d) in enumerate(zip(in_hw, self.k, self.s, self.d)))
+
+    def widths(self, hw):
+        """((top, bottom), (left, right)) padding; bottom/right grow when the last window runs past
+        the padded input (ceil_mode, or a size truncated toward zero)."""
+        widths = []
+        for i in range(2):
+            need = (self.out[i] - 1) * self.s[i] + (self.k[i] - 1) * self.d[i] + 1
+            lo, hi = self.pads[2 * i], self.pads[2 * i + 1]
+            widths.append((lo, max(hi, need - hw[i] - lo)))
+        return widths
+
+    def padded(self, x4, value=0.0, role="pad"):
+        """NHWC ``x4`` surrounded by ``value`` (a scratch buffer), or ``x4`` itself when no padding is needed."""
+        (t, b), (l, r) = self.widths(x4.shape[1:3])
+        if not (t or b or l or r):
+            return x4
+        n, h, w, c = x4.shape
+        buf = scratch(role, (n, h + t + b, w + l + r, c), x4.dtype, array_module(x4))
+        buf[:, :t] = value
+        buf[:, t + h:] = value
+        buf[:, t:t + h, :l] = value
+        buf[:, t:t + h, l + w:] = value
+        buf[:, t:t + h, l:l + w] = x4
+        return buf
+
+    def windows(self, xp4):
+        """Strided view [N, OH, OW, kh, kw, C] of the padded NHWC input (NOTE [ im2col with strides ])."""
+        s = xp4.strides
+        shape = xp4.shape[:1] + self.out + self.k + xp4.shape[3:]
+        strides = (s[0], s[1] * self.s[0], s[2] * self.s[1], s[1] * self.d[0], s[2] * self.d[1], s[3])
+        return array_module(xp4).lib.stride_tricks.as_strided(xp4, shape, strides, writeable=False)
+
+    def im2col(self, x4, role="cols"):
+        """[N*OH*OW, kh*kw*C] matrix of every window of NHWC ``x4`` (one copy into a scratch buffer)."""
+        n, c = x4.shape[0], x4.shape[3]
+        if self.k == (1, 1) and not any(self.pads):  # a 1x1 conv reads (a strided subsample of) the input
+            sub = x4[:, :self.s[0] * (self.out[0] - 1) + 1:self.s[0], :self.s[1] * (self.out[1] - 1) + 1:self.s[1]]
+            if sub.flags.c_contiguous:
+                return sub.reshape(-1, c)
+        cols = scratch(role, (n,) + self.out + self.k + (c,), x4.dtype, array_module(x4))
+        cols[...] = self.windows(self.padded(x4))
+        return cols.reshape(n * self.out[0] * self.out[1], -1)
+
+    def tap_slices(self, i, j):
+        """The padded-input slice (rows, cols) that tap (i, j) reads for every output pixel."""
+        (oh, ow), (sh, sw), (dh, dw) = self.out, self.s, self.d
+        return (slice(i * dh, i * dh + sh * (oh - 1) + 1, sh), slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+
+    def col2im(self, tap_grad, in_shape4, dtype, xp):
+        """Sum per-tap gradients ``tap_grad(i, j)`` ([N, OH, OW, C]) into a NHWC input of ``in_shape4``."""
+        n, h, w, c = in_shape4
+        (t, b), (l, r) = self.widths((h, w))
+        dxp = xp.zeros((n, h + t + b, w + l + r, c), dtype=dtype)
+        for i in range(self.k[0]):
+            for j in range(self.k[1]):
+                rows, cols = self.tap_slices(i, j)
+                dxp[:, rows, cols] += tap_grad(i, j)
+        return dxp[:, t:t + h, l:l + w]

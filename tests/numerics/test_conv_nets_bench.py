@@ -1,0 +1,24 @@
+"""tools/conv_nets.py (the LeNet / ResNet-20 lines of tools/bench_train.py) builds, trains and reports
+(no speed is asserted: a 2-sample step's time means nothing)."""
+import math
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+import conv_nets  # noqa: E402
+
+
+def test_both_nets_train_a_step_and_the_loss_falls_on_a_repeated_batch():
+    for name in ("lenet", "resnet20"):
+        step = conv_nets.minifluid_step(name, 4)
+        losses = [step() for _ in range(4)]
+        assert all(math.isfinite(v) for v in losses) and losses[-1] < losses[0], (name, losses)
+
+
+def test_compare_reports_step_times_and_the_torch_line():
+    result = conv_nets.compare("lenet", 4, 0, 2)
+    assert result["minifluid_step_ms"] > 0 and result["batch"] == 4
+    if str(result["torch"]).startswith("unavailable"):
+        assert "speed_vs_torch" not in result
+    else:
+        assert result["speed_vs_torch"] > 0

@@ -1,0 +1,54 @@
+"""Imports flow down: the package's parts (subpackages and top-level modules) import each other without
+cycles, and the op checker does not depend on the feeding runtime."""
+import ast
+import pathlib
+
+import networkx as nx
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "minifluid"
+
+
+def _imports(path):
+    """The ``minifluid...`` modules (or names in them) that ``path`` imports, as dotted names."""
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    package = list(rel.parts[:-1])  # the package a relative import starts from
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            if node.module:
+                yield target
+            else:
+                yield from (f"{target}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+
+
+def _part(dotted):
+    """minifluid.framework.block -> 'framework'; minifluid.backward -> 'backward'; minifluid -> None."""
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "minifluid" else None
+
+
+def part_graph():
+    g = nx.DiGraph()
+    for path in PACKAGE.rglob("*.py"):
+        src = _part(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts))
+        for target in _imports(path):
+            dst = _part(target)
+            if src is not None and dst is not None and dst != src:
+                g.add_edge(src, dst)
+    return g
+
+
+def test_parts_import_each_other_without_cycles():
+    g = part_graph()
+    assert g.has_edge("framework", "ops") and g.has_edge("executor", "framework")  # the graph is real
+    cycles = list(nx.simple_cycles(g))
+    assert not cycles, f"import cycles between parts of minifluid: {cycles}"
+
+
+def test_ops_and_the_op_checker_stay_below_the_runtime():
+    g = part_graph()
+    assert set(g.successors("ops")) <= {"dtypes"}, sorted(g.successors("ops"))
+    assert "data" not in set(g.successors("testing")), "minifluid.testing must not import the feeding runtime"

@@ -1,0 +1,191 @@
+"""LeNet (MNIST shapes) and ResNet-20 (CIFAR shapes) in minifluid and, when it is importable, PyTorch,
+timed side by side for tools/bench_train.py.
+
+Both frameworks train the same architecture with plain SGD on the same random batch, on the same number
+of threads; their steps alternate (minifluid, torch, minifluid, ...) so machine noise hits both alike.
+  * lenet:    [1, 28, 28] -> conv 5x5x20 relu -> max pool 2 -> conv 5x5x50 relu -> max pool 2 -> fc 10
+  * resnet20: [3, 32, 32] -> conv 3x3x16 BN relu -> 3 stages x 3 basic blocks (16/32/64 channels, two
+              3x3 conv + BN each, 1x1 conv + BN projection where the shape changes) -> global avg pool
+              -> fc 10
+Each ends in softmax cross entropy and a mean. Peak memory of one step is the growth of the process's
+resident set high-water mark over the first step in a fresh process (VmHWM, reset through
+/proc/self/clear_refs once the model is built and initialised).
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import minifluid as fluid
+
+LR = 0.01
+
+
+def lenet_minifluid():
+    x = fluid.data("x", [None, 1, 28, 28])
+    label = fluid.data("label", [None, 1], "int64")
+    h = fluid.layers.conv2d(x, 20, 5, act="relu")
+    h = fluid.layers.pool2d(h, 2, "max", 2)
+    h = fluid.layers.conv2d(h, 50, 5, act="relu")
+    h = fluid.layers.pool2d(h, 2, "max", 2)
+    return fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(fluid.layers.fc(h, 10), label))
+
+
+def _conv_bn(x, channels, k, stride, act):
+    h = fluid.layers.conv2d(x, channels, k, stride=stride, padding=(k - 1) // 2, bias_attr=False)
+    return fluid.layers.batch_norm(h, act=act)
+
+
+def resnet20_minifluid():
+    x = fluid.data("x", [None, 3, 32, 32])
+    label = fluid.data("label", [None, 1], "int64")
+    h, cin = _conv_bn(x, 16, 3, 1, "relu"), 16
+    for channels, stride in ((16, 1), (32, 2), (64, 2)):
+        for i in range(3):
+            s = stride if i == 0 else 1
+            y = _conv_bn(_conv_bn(h, channels, 3, s, "relu"), channels, 3, 1, None)
+            short = _conv_bn(h, channels, 1, s, None) if (s != 1 or cin != channels) else h
+            h, cin = fluid.layers.relu(fluid.layers.elementwise_add(y, short)), channels
+    h = fluid.layers.pool2d(h, pool_type="avg", global_pooling=True)
+    return fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(fluid.layers.fc(h, 10), label))
+
+
+def _torch_models(torch):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, c, s):
+            super().__init__()
+            self.body = nn.Sequential(nn.Conv2d(cin, c, 3, s, 1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
+                                      nn.Conv2d(c, c, 3, 1, 1, bias=False), nn.BatchNorm2d(c))
+            self.short = (nn.Sequential(nn.Conv2d(cin, c, 1, s, bias=False), nn.BatchNorm2d(c))
+                          if s != 1 or cin != c else nn.Identity())
+
+        def forward(self, x):
+            return torch.relu(self.body(x) + self.short(x))
+
+    def lenet():
+        return nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Conv2d(20, 50, 5), nn.ReLU(),
+                             nn.MaxPool2d(2, 2), nn.Flatten(), nn.Linear(800, 10))
+
+    def resnet20():
+        layers, cin = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU()], 16
+        for c, s in ((16, 1), (32, 2), (64, 2)):
+            for i in range(3):
+                layers.append(Block(cin, c, s if i == 0 else 1))
+                cin = c
+        return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    return {"lenet": lenet, "resnet20": resnet20}
+
+
+NETS = {"lenet": (lenet_minifluid, (1, 28, 28)), "resnet20": (resnet20_minifluid, (3, 32, 32))}
+
+
+def minifluid_step(name, batch):
+    build, shape = NETS[name]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        loss = build()
+        fluid.optimizer.SGD(learning_rate=LR).minimize(loss)
+    rng = np.random.RandomState(0)
+    feed = {"x": rng.rand(batch, *shape).astype("float32"),
+            "label": rng.randint(0, 10, (batch, 1)).astype("int64")}
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+
+    def step():
+        with fluid.scope_guard(scope):
+            return float(exe.run(main, feed=feed, fetch_list=[loss])[0].reshape(-1)[0])
+    return step
+
+
+def torch_step(torch, name, batch):
+    model = _torch_models(torch)[name]()
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.rand((batch,) + NETS[name][1], generator=gen)
+    y = torch.randint(0, 10, (batch,), generator=gen)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return None
+
+
+def step_peak_mb(who, name, batch):
+    """Growth of the resident set's high-water mark over the first step of ``who`` ("minifluid" or "torch")
+    in a fresh process: model built and initialised before the mark is taken, so it measures what one
+    step allocates (activations, gradients, workspaces)."""
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak", who, name, str(batch)],
+                          capture_output=True, text=True, timeout=600)
+    return float(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def _peak_main(who, name, batch):
+    if who == "torch":
+        import torch  # noqa: PLC0415 - optional comparison
+        torch.set_num_threads(os.cpu_count() or 1)
+        step = torch_step(torch, name, batch)
+    else:
+        step = minifluid_step(name, batch)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # VmHWM := VmRSS
+    before = _status_kb("VmRSS")
+    step()
+    print(round((_status_kb("VmHWM") - before) / 1024, 1))
+
+
+def compare(name, batch, warmup, steps):
+    """One JSON-ready dict: minifluid's (and torch's) median step time, their ratio and step peak memory."""
+    try:
+        import torch  # noqa: PLC0415 - optional comparison
+    except ImportError:
+        torch = None
+    fns = {"minifluid": minifluid_step(name, batch)}
+    if torch is not None:
+        torch.set_num_threads(os.cpu_count() or 1)
+        torch.manual_seed(0)
+        fns["torch"] = torch_step(torch, name, batch)
+    result = {"batch": batch, "threads": os.cpu_count(), "steps": steps}
+    for who, fn in fns.items():
+        result[f"{who}_first_loss"] = round(fn(), 4)
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times = {who: [] for who in fns}
+    for _ in range(steps):
+        for who, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[who].append(time.perf_counter() - t0)
+    for who in fns:
+        result[f"{who}_step_ms"] = round(statistics.median(times[who]) * 1e3, 2)
+    if torch is not None:
+        result["speed_vs_torch"] = round(result["torch_step_ms"] / result["minifluid_step_ms"], 3)
+        result["torch"] = torch.__version__
+    else:
+        result["torch"] = "unavailable (pip install torch in a side environment to compare)"
+    if name == "resnet20":
+        for who in fns:
+            result[f"{who}_step_peak_rss_mb"] = step_peak_mb(who, name, batch)
+    return result
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--peak"]:
+        _peak_main(sys.argv[2], sys.argv[3], int(sys.argv[4]))
