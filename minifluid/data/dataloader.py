@@ -25,21 +25,21 @@ import itertools
 import threading
 import warnings
 import weakref
-from collections.abc import Mapping
 
 import numpy as np
 
 from minifluid._blas import limit_for_background_threads
 from minifluid.data.collate import (default_collate_deferred, default_collate_fn, default_convert_fn,
-                                   describe_samples)
+                                   describe_samples, flatten_batch, restore_batch)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
+from minifluid.data.loops import wait_seconds
 from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
 from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
 from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper
 from minifluid.framework import dygraph_mode
 from minifluid.lod_tensor import LoDTensor
-from minifluid.places import CPUPlace
+from minifluid.places import CPUPlace, non_empty_places
 
 __all__ = ["JOIN_TIMEOUT", "THREAD_NAME", "DatasetLoader"]
 
@@ -50,13 +50,14 @@ THREAD_NAME = "minifluid-dataset-loader"
 
 
 # --- fetching: indices -> batch (runs in the consumer, the loader thread or a worker process) ---------
+def _as_field(field):
+    return field if isinstance(field, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(field)
+
+
 def _as_fields(batch):
-    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField)."""
-    if isinstance(batch, Mapping):
-        batch = list(batch.values())
-    elif not isinstance(batch, (list, tuple)):
-        batch = [batch]
-    return [f if isinstance(f, (np.ndarray, LoDTensor, DeferredField)) else np.asarray(f) for f in batch]
+    """What a collate_fn returned -> list of fields (ndarray, LoDTensor or a worker's DeferredField), a
+    ``StructuredBatch`` for dicts and nested lists (NOTE [ Nested batches: dicts and lists of fields ])."""
+    return flatten_batch(batch, _as_field)
 
 
 def _collate(collate_fn, samples, indices, what, batched):
@@ -238,8 +239,6 @@ class DatasetLoader:
                  prefetch_factor=2):
         if num_workers < 0:
             raise AssertionError("num_workers should be a non-negative value")
-        if timeout < 0:
-            raise AssertionError("timeout should be a non-negative value")
         if prefetch_factor <= 0:
             raise AssertionError("prefetch_factor should be a positive value")
         self.dataset = dataset
@@ -265,7 +264,7 @@ class DatasetLoader:
         self.collate_fn, self.num_workers, self.worker_init_fn = collate_fn, num_workers, worker_init_fn
         self.use_buffer_reader, self.use_shared_memory = use_buffer_reader, use_shared_memory
         self.prefetch_factor = prefetch_factor
-        self.timeout = timeout or None
+        self.timeout = wait_seconds(timeout)
         self.places = _as_place_list(places)
         self.feed_list = feed_list
         self._feed_names = None if feed_list is None else [getattr(v, "name", v) for v in feed_list]
@@ -315,10 +314,11 @@ class DatasetLoader:
         I58): a list of eager tensors (return_list is implied), and exactly one place."""
         tracer = dygraph_mode.current_tracer()
         if tracer is not None:
-            assert len(self.places) == 1, "Number of places must be 1 in imperative mode"
-            return [tracer.eager_tensor(field) for field in batches[0]]
+            if len(self.places) != 1:
+                raise AssertionError("Number of places must be 1 in imperative mode")
+            return restore_batch(batches[0], tracer.eager_tensor)
         if self.return_list:
-            return batches[0] if len(self.places) == 1 else batches
+            return restore_batch(batches[0]) if len(self.places) == 1 else [restore_batch(b) for b in batches]
         outputs = []
         for batch in batches:
             if len(batch) != len(self._feed_names):
@@ -337,9 +337,4 @@ def _with_init(batches, worker_init_fn):
 
 
 def _as_place_list(places):
-    if places is None:
-        return [CPUPlace()]
-    places = list(places) if isinstance(places, (list, tuple)) else [places]
-    if not places:
-        raise ValueError("places should not be empty")
-    return places
+    return [CPUPlace()] if places is None else non_empty_places(places, "DataLoader(dataset)")

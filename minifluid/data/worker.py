@@ -30,6 +30,7 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
   unlinks any segment name with the source's prefix (a worker may have died mid-allocation). It does
   nothing in a forked child that merely inherited the object. Arrays already handed out stay valid.
 """
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -48,7 +49,8 @@ import numpy as np
 from minifluid._blas import limit_for_background_threads
 from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
                                 reclaim_stale_segments, unlink_segments)
-from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError, WorkerDiedError
+from minifluid.errors import (QUEUE_KILLED_MESSAGE, ConversionFailed, ExceptionWrapper, ReaderKilledError,
+                              WorkerDiedError)
 
 __all__ = ["JOIN_TIMEOUT", "KEPT_VIEWS", "POLL_INTERVAL", "WORKER_POLL_INTERVAL", "ProcessBatchSource",
            "ProcessPoolBatchSource", "ReaderTimeoutError", "SharedMemoryFullError", "WorkerInfo",
@@ -194,6 +196,17 @@ def _send(conn, obj):
         raise _ParentGone from None
 
 
+def _packed(writer, batch, index):
+    """``writer.pack(batch)``; what fails there (a field of the wrong kind or shape) is the batch's
+    conversion failing, not the reader (errors.ConversionFailed); a full /dev/shm stays itself."""
+    try:
+        return writer.pack(batch)
+    except ShmAllocationError:
+        raise
+    except Exception as e:
+        raise ConversionFailed(e, index) from None
+
+
 def _worker_loop(batch_reader, conn, prefix, capacity, parent_pid, name, inherited):
     """Run ``batch_reader()`` and send each batch through a shared-memory slot (single worker)."""
     _enter_worker(WorkerInfo(0, 1, None), inherited)
@@ -201,18 +214,18 @@ def _worker_loop(batch_reader, conn, prefix, capacity, parent_pid, name, inherit
     deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
     try:
         try:
-            for batch in (batch_reader() if deferred is None else deferred()):
+            for index, batch in enumerate(batch_reader() if deferred is None else deferred()):
                 msg = _recv(conn, readable, parent_pid, block=credits == 0)
                 while msg is not None:
                     credits += msg.taken
                     writer.release(msg.freed)
                     msg = _recv(conn, readable, parent_pid, block=False)
-                _send(conn, writer.pack(batch))
+                _send(conn, _packed(writer, batch, index))
                 credits -= 1
             _send(conn, _EndOfData())
         except _ParentGone:
             raise
-        except Exception:
+        except BaseException:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the reader's, reported as such
             _send(conn, ExceptionWrapper(where=f"worker process {name} (pid {os.getpid()})"))
     except _ParentGone:
         parent_gone = True
@@ -230,13 +243,13 @@ def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pi
         try:
             if worker_init_fn is not None:
                 worker_init_fn(info.id)
-            while True:
+            for index in itertools.count():
                 task = _recv(conn, readable, parent_pid)
                 writer.release(task.freed)
-                _send(conn, writer.pack(fetch(list(task.indices))))
+                _send(conn, _packed(writer, fetch(list(task.indices)), index))
         except _ParentGone:
             raise
-        except Exception:
+        except BaseException:
             where = f"worker process {name} (worker {info.id}, pid {os.getpid()})"
             _send(conn, ExceptionWrapper(where=where))
     except _ParentGone:

@@ -15,7 +15,7 @@ import numpy as np
 from ..framework.program import Program
 from ..lod_tensor import LoDTensor
 from ..ops.registry import OpRole
-from ..places import cpu_places, cuda_places
+from ..places import cpu_places, cuda_places, non_empty_places
 from .context import Frame
 from .executor import _compile_op, _fetch_value, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
@@ -47,6 +47,9 @@ class ExecutionStrategy:
     def __init__(self):
         self.num_threads = 1
         self.num_iteration_per_drop_scope = 1
+
+
+_DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
@@ -93,12 +96,12 @@ class CompiledProgram:
         self._data_parallel = True
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
-        self._places = list(places) if places is not None else None
+        self._places = non_empty_places(places, _DATA_PARALLEL) if places is not None else None
         return self
 
     def _resolve_places(self, exe):
         if self._places is None:
-            self._places = cuda_places() if exe.place.is_gpu_place() else cpu_places()
+            self._places = non_empty_places(cuda_places() if exe.place.is_gpu_place() else cpu_places(), _DATA_PARALLEL)
         return self._places
 
     def _plan(self, feed_names, fetch_list_names):

@@ -204,13 +204,15 @@ def test_default_collate_fn_tuples_dicts_numbers():
     assert [a.dtype for a in arrays] == [np.float16, np.int64, np.float32, np.bool_, np.float64, np.int64]
     assert [a.dtype for a in default_collate_fn([([0.5],)] * 2)] == [np.float32]
     dicts = default_collate_fn([{"image": np.ones([2]), "label": 3}] * 5)
-    assert [a.shape for a in dicts] == [(5, 2), (5,)]
+    assert {k: a.shape for k, a in dicts.items()} == {"image": (5, 2), "label": (5,)}
     (single,) = default_collate_fn([np.ones([2, 2])] * 3)
     assert single.shape == (3, 2, 2)
     with pytest.raises(ValueError, match="different shapes"):
         default_collate_fn([np.ones([2]), np.ones([3])])
-    with pytest.raises(TypeError, match="field 1 of type"):
-        default_collate_fn([(np.ones([2]), "a"), (np.ones([2]), "b")])
+    image, names = default_collate_fn([(np.ones([2]), "a"), (np.ones([2]), "b")])  # strings stay strings
+    assert image.shape == (2, 2) and names == ["a", "b"]
+    with pytest.raises(TypeError, match=r"field 1 of type\(s\) int, str"):
+        default_collate_fn([(np.ones([2]), 1), (np.ones([2]), "b")])
 
 
 @pytest.mark.timeout(10)
