@@ -3,9 +3,9 @@
 Writes synthetic files with the real files' formats, sample counts and sizes (``tools/dataset_files.py``)
 into a temporary folder, then, per module in a fresh process, times the first full pass over the train
 split (finding the file, its MD5, building dictionaries, parsing: everything a script pays for once) and a
-second pass (what each later epoch costs); importing minifluid is not counted. CPU seconds (the
-process's own, threads included) are printed beside wall seconds: on a shared machine they vary less. Prints one JSON line: per module the samples, the seconds of
-each pass and the samples/s of the first.
+second pass (what each later epoch costs); importing minifluid is not counted. Prints one JSON line:
+per module the samples, the seconds of each pass, the samples/s of the first, and the CPU seconds of
+each pass (the process's own, threads included), which vary less than wall time on a shared machine.
 
 Run: python tools/bench_datasets.py [--scale 1.0] [--modules imdb,cifar,...] [--keep DIR]
 flowers decodes and resizes JPEGs (Pillow); its scale is a tenth of the others' unless --flowers-scale.

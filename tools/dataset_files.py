@@ -51,7 +51,8 @@ class _Python2Pickler(pickle._Pickler):
 
     def save_bytes(self, obj):
         n = len(obj)
-        self.write(pickle.SHORT_BINSTRING + bytes([n]) + obj if n < 256 else pickle.BINSTRING + struct.pack('<i', n) + obj)
+        head = pickle.SHORT_BINSTRING + bytes([n]) if n < 256 else pickle.BINSTRING + struct.pack('<i', n)
+        self.write(head + obj)
         self.memoize(obj)
 
     dispatch[bytes] = save_bytes

@@ -27,22 +27,18 @@ class _Gunzip:
         self.raw, self.inflate, self.buf, self.off = raw, zlib.decompressobj(31), b'', 0
 
     def _more(self):
-        """Inflate the next input chunk; b'' at the (verified) end."""
+        """Inflate more input; b'' at the (verified) end of the last gzip member."""
         while True:
-            if self.inflate.eof:  # another gzip member may follow; zero padding may follow the last one
-                rest = self.inflate.unused_data.lstrip(b'\0')
-                while not rest:
-                    chunk = self.raw.read(_CHUNK)
-                    if not chunk:
+            rest = self.inflate.unused_data if self.inflate.eof else self.raw.read(_CHUNK)
+            if self.inflate.eof:  # another gzip member may follow, or zero padding
+                while not rest.strip(b'\0'):
+                    rest = self.raw.read(_CHUNK)
+                    if not rest:
                         return b''
-                    rest = chunk.lstrip(b'\0')
-                self.inflate = zlib.decompressobj(31)
-                data = self.inflate.decompress(rest)
-            else:
-                chunk = self.raw.read(_CHUNK)
-                if not chunk:
-                    raise EOFError('Compressed file ended before the end-of-stream marker was reached')
-                data = self.inflate.decompress(chunk)
+                self.inflate, rest = zlib.decompressobj(31), rest.lstrip(b'\0')
+            elif not rest:
+                raise EOFError('Compressed file ended before the end-of-stream marker was reached')
+            data = self.inflate.decompress(rest)
             if data:
                 return data
 
@@ -61,6 +57,13 @@ class _Gunzip:
         return out
 
 
+def _exact(stream, n, path, what):
+    data = stream.read(n)
+    if len(data) < n:
+        raise format_error(path, 'the archive ends inside %s (truncated file?)' % what)
+    return data
+
+
 class TarMember:
     """One regular file of the archive, readable until the next member is asked for."""
 
@@ -71,11 +74,13 @@ class TarMember:
         """Up to ``n`` (default: all remaining) bytes of the member."""
         n = self._left if n is None or n < 0 else min(n, self._left)
         with guard(self._path, 'read member %s' % self.name):  # called from the reader, not from tar_members
-            data = self._stream.read(n)
-        if len(data) < n:
-            raise format_error(self._path, 'the archive ends inside member %s (truncated file?)' % self.name)
+            data = _exact(self._stream, n, self._path, 'member %s' % self.name)
         self._left -= n
         return data
+
+    def skip(self):
+        while self._left:
+            self.read(_CHUNK)
 
     def __iter__(self):
         """The member's lines (with their newline), read 1 MB at a time."""
@@ -83,8 +88,7 @@ class TarMember:
         while self._left:
             lines = (rest + self.read(_CHUNK)).split(b'\n')
             rest = lines.pop()
-            for line in lines:
-                yield line + b'\n'
+            yield from (line + b'\n' for line in lines)
         if rest:
             yield rest
 
@@ -109,19 +113,11 @@ def _pax(data):
     """``{key: value}`` of a pax extended header (records ``"<len> key=value\\n"``)."""
     out, at = {}, 0
     while at < len(data):
-        length = int(data[at:data.index(b' ', at)])
-        key, _, value = data[data.index(b' ', at) + 1:at + length - 1].partition(b'=')
+        space = data.index(b' ', at)
+        key, _, value = data[space + 1:at + int(data[at:space]) - 1].partition(b'=')
         out[key.decode()] = value.decode('utf-8', 'surrogateescape')
-        at += length
+        at += int(data[at:space])
     return out
-
-
-def _skip(stream, n, path, where):
-    while n > 0:
-        chunk = stream.read(min(n, _CHUNK))
-        if not chunk:
-            raise format_error(path, 'the archive ends inside %s (truncated file?)' % where)
-        n -= len(chunk)
 
 
 def tar_members(path):
@@ -135,40 +131,29 @@ def tar_members(path):
             header = stream.read(BLOCK)
             if header == bytes(BLOCK):
                 break
-            if len(header) < BLOCK:
-                raise format_error(path, ('not a tar archive (empty)' if offset == 0 and not header else
-                                          'the archive ends at byte %d, before its end-of-archive block '
-                                          '(truncated file?)' % (offset + len(header))))
             try:
-                if not _checksum_ok(header):
-                    raise ValueError('checksum mismatch')
+                if len(header) < BLOCK or not _checksum_ok(header):
+                    raise ValueError('ends there: truncated file?' if len(header) < BLOCK else 'checksum mismatch')
                 size = _number(header[124:136])
             except ValueError as e:
                 raise format_error(path, '%s at byte %d (%s)' % (
-                    'not a tar archive' if offset == 0 else 'damaged tar header', offset, e)) from None
+                    'not a tar archive' if offset == 0 else 'no valid tar header', offset, e)) from None
             kind, name = header[156:157], _text(header[:100])
             if header[257:263] == b'ustar\0' and header[345]:
                 name = _text(header[345:500]) + '/' + name
-            padding = (-size) % BLOCK
             if kind in (b'L', b'x'):  # a GNU long name or pax records for the next header
-                data = stream.read(size)
-                if len(data) < size:
-                    raise format_error(path, 'the archive ends inside a long-name header (truncated file?)')
-                pending.update({'path': _text(data)} if kind == b'L' else _pax(data))
+                member = TarMember(name, size, stream, path)
+                pending.update({'path': _text(member.read())} if kind == b'L' else _pax(member.read()))
             else:
-                name, size = pending.pop('path', name), int(pending.pop('size', size))
-                padding = (-size) % BLOCK
+                name = pending.pop('path', name)
+                member = TarMember(name[2:] if name.startswith('./') else name, int(pending.pop('size', size)),
+                                   stream, path)
                 pending.clear()
-                left = size
                 if kind in _REGULAR:
-                    member = TarMember(name[2:] if name.startswith('./') else name, size, stream, path)
                     yield member
-                    left = member._left
-                if left:
-                    _skip(stream, left, path, 'member %s' % name)
-            if padding:
-                _skip(stream, padding, path, 'the padding after member %s' % name)
-            offset += BLOCK + size + padding
+                member.skip()
+            _exact(stream, -member.size % BLOCK, path, 'the padding after %s' % member.name)
+            offset += BLOCK + member.size + (-member.size % BLOCK)
         while stream.read(_CHUNK):  # the rest of the gzip stream: cut short, it raises EOFError
             pass
 

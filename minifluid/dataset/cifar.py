@@ -22,15 +22,11 @@ _CHUNK = 1000  # rows scaled per numpy call
 
 
 def _batch_arrays(path, name, batch):
-    if not isinstance(batch, dict) or b'data' not in batch:
-        raise common.format_error(path, 'member %s is not a CIFAR batch (no data entry)' % name)
-    labels = batch.get(b'labels', batch.get(b'fine_labels'))
-    if labels is None:
-        raise common.format_error(path, 'member %s has neither labels nor fine_labels' % name)
-    data = np.asarray(batch[b'data'])
-    if data.ndim != 2 or len(data) != len(labels):
-        raise common.format_error(path, 'member %s: data of shape %s for %d labels'
-                                  % (name, data.shape, len(labels)))
+    labels = batch.get(b'labels', batch.get(b'fine_labels')) if isinstance(batch, dict) else None
+    data = np.asarray(batch.get(b'data')) if labels is not None else None
+    if data is None or data.ndim != 2 or len(data) != len(labels):
+        raise common.format_error(path, 'member %s is not a CIFAR batch (a dict with data [N, 3072] and N labels '
+                                  'or fine_labels)' % name)
     return data, labels
 
 

@@ -17,6 +17,7 @@ file whose MD5 differs from Paddle's warns once (``DatasetMD5Warning``) and is r
 import contextlib
 import glob
 import hashlib
+import itertools
 import os
 import pickle
 import sys
@@ -53,28 +54,19 @@ _READ_ERRORS = (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSEr
 
 def search_dirs(module_name):
     """The folders searched for ``module_name``'s files, in order, with where each comes from."""
-    dirs = []
     home = os.environ.get(ENV_VAR)
-    if home:
-        dirs.append((os.path.join(os.path.expanduser(home), module_name), '$' + ENV_VAR))
-    dirs.append((os.path.join(os.path.expanduser(DATA_HOME), module_name), "Paddle's cache, common.DATA_HOME"))
-    return dirs
-
-
-def file_names(url, save_name=None):
-    """The names a file is looked up under: Paddle's save name first, then the unquoted one."""
-    if save_name is not None:
-        return [save_name]
-    quoted = url.rsplit('/', 1)[-1]
-    plain = urllib.parse.unquote(quoted).rsplit('/', 1)[-1]
-    return [quoted] if plain == quoted else [quoted, plain]
+    return ([(os.path.join(os.path.expanduser(home), module_name), '$' + ENV_VAR)] if home else []) + \
+        [(os.path.join(os.path.expanduser(DATA_HOME), module_name), "Paddle's cache, common.DATA_HOME")]
 
 
 def download(url, module_name, md5sum, save_name=None):
-    """Path of the local copy of ``url`` (fluid's signature; nothing is ever downloaded).
-
-    Raises ``DatasetNotFoundError`` listing the folders searched; warns once if the MD5 differs."""
-    path = locate(module_name, file_names(url, save_name), url, md5sum)
+    """Path of the local copy of ``url`` (fluid's signature; nothing is ever downloaded), found under
+    ``save_name`` or the URL's last part, quoted as Paddle 1.8 saves it, then unquoted. Raises
+    ``DatasetNotFoundError`` listing the folders searched; warns once if the MD5 differs."""
+    quoted = url.rsplit('/', 1)[-1]
+    names = [save_name] if save_name else sorted({quoted, urllib.parse.unquote(quoted).rsplit('/', 1)[-1]},
+                                                 key=lambda n: n != quoted)
+    path = locate(module_name, names, url, md5sum)
     check_md5(path, md5sum)
     return path
 
@@ -83,8 +75,7 @@ def locate(module_name, names, url, md5sum):
     """The first of ``names`` found in ``module_name``'s lookup folders (see the module doc)."""
     dirs = search_dirs(module_name)
     for folder, _ in dirs:
-        for name in names:
-            path = os.path.join(folder, name)
+        for path in (os.path.join(folder, name) for name in names):
             if os.path.isfile(path):
                 return path
     hint = '' if os.environ.get(ENV_VAR) else '; or set %s=<dir> and use <dir>/%s/' % (ENV_VAR, module_name)
@@ -104,8 +95,7 @@ def md5file(fname):
 
 
 _lock = threading.RLock()
-_md5_seen = {}  # (path, stamp) -> md5, so a file is summed (and warned about) once per process
-_cache = {}     # (path, kind) -> (stamp, value)
+_md5_seen, _cache = {}, {}  # (path, stamp) -> md5 (each file summed once); (path, kind) -> (stamp, value)
 
 
 def _stamp(path):
@@ -173,16 +163,12 @@ def split(reader, line_count, suffix="%05d.pickle", dumper=pickle.dump):
     The default pickle dumper gets a binary file, any other dumper a text file."""
     if not callable(dumper):
         raise TypeError("dumper should be callable.")
-    mode = 'wb' if dumper is pickle.dump else 'w'
-    lines, index = [], 0
-    for sample in reader():
-        lines.append(sample)
-        if len(lines) == line_count:
-            with open(suffix % index, mode) as f:
-                dumper(lines, f)
-            lines, index = [], index + 1
-    if lines:
-        with open(suffix % index, mode) as f:
+    samples = iter(reader())
+    for index in itertools.count():
+        lines = list(itertools.islice(samples, line_count))
+        if not lines:
+            break
+        with open(suffix % index, 'wb' if dumper is pickle.dump else 'w') as f:
             dumper(lines, f)
 
 
@@ -193,10 +179,8 @@ def cluster_files_reader(files_pattern, trainer_count, trainer_id, loader=pickle
     def reader():
         if not callable(loader):
             raise TypeError("loader should be callable.")
-        mode = 'rb' if loader is pickle.load else 'r'
-        for index, fn in enumerate(sorted(glob.glob(files_pattern))):
-            if index % trainer_count == trainer_id:
-                with open(fn, mode) as f:
-                    yield from loader(f)
+        for fn in sorted(glob.glob(files_pattern))[trainer_id::trainer_count]:
+            with open(fn, 'rb' if loader is pickle.load else 'r') as f:
+                yield from loader(f)
 
     return reader

@@ -47,15 +47,8 @@ def load_dict(filename):
 
 def load_label_dict(filename):
     """``{B-tag: 2k, I-tag: 2k+1, ..., O: last}`` from the B-/I- lines of ``filename``."""
-    tags = {}
-    for line in _text_lines(filename):
-        line = line.strip()
-        if line.startswith(('B-', 'I-')):
-            tags.setdefault(line[2:], None)
-    d = {}
-    for tag in tags:
-        d['B-' + tag] = len(d)
-        d['I-' + tag] = len(d)
+    tags = dict.fromkeys(line.strip()[2:] for line in _text_lines(filename) if line.strip().startswith(('B-', 'I-')))
+    d = {prefix + tag: 2 * i + j for i, tag in enumerate(tags) for j, prefix in enumerate(('B-', 'I-'))}
     d['O'] = len(d)
     return d
 
@@ -124,16 +117,10 @@ def reader_creator(corpus_reader, word_dict=None, predicate_dict=None, label_dic
             if 'B-V' not in labels:
                 raise ValueError('conll05: the labels of predicate %r have no B-V: %s' % (predicate, labels))
             v = labels.index('B-V')
-            mark = [0] * len(labels)
-            for k in range(max(v - 2, 0), min(v + 3, len(labels))):
-                mark[k] = 1
-            context = [sentence[k] if 0 <= k < n else ('bos' if k < v else 'eos')
-                       for k in (v - 2, v - 1, v, v + 1, v + 2)]
-            word_idx = [word_dict.get(w, UNK_IDX) for w in sentence]
-            ctx = [[word_dict.get(w, UNK_IDX)] * n for w in context]
-            pred_idx = [predicate_dict.get(predicate)] * n
-            label_idx = [label_dict.get(w) for w in labels]
-            yield (word_idx, *ctx, pred_idx, mark, label_idx)
+            context = [sentence[k] if 0 <= k < n else ('bos' if k < v else 'eos') for k in range(v - 2, v + 3)]
+            yield ([word_dict.get(w, UNK_IDX) for w in sentence], *([word_dict.get(w, UNK_IDX)] * n for w in context),
+                   [predicate_dict.get(predicate)] * n, [int(abs(k - v) <= 2) for k in range(n)],
+                   [label_dict.get(w) for w in labels])
 
     return reader
 

@@ -63,13 +63,11 @@ def _mat_vector(path, key):
 def reader_creator(data_file, label_file, setid_file, dataset_name, mapper, buffered_size=1024, use_xmap=True,
                    cycle=False):
     """Reader over the images of split ``dataset_name`` (a ``setid.mat`` variable), mapped by ``mapper``."""
-    labels = _mat_vector(label_file, 'labels')
-    img2label = {}
-    for i in _mat_vector(setid_file, dataset_name).tolist():
-        if not 1 <= int(i) <= len(labels):
-            raise common.format_error(setid_file, '%s names image %d but %s has %d labels'
-                                      % (dataset_name, i, label_file, len(labels)))
-        img2label["jpg/image_%05d.jpg" % i] = int(labels[int(i) - 1]) - 1
+    labels, ids = _mat_vector(label_file, 'labels'), _mat_vector(setid_file, dataset_name).astype(int)
+    if ids.size and not (1 <= ids.min() and ids.max() <= len(labels)):
+        raise common.format_error(setid_file, '%s names images up to %d but %s has %d labels'
+                                  % (dataset_name, ids.max(), label_file, len(labels)))
+    img2label = {"jpg/image_%05d.jpg" % i: int(labels[i - 1]) - 1 for i in ids.tolist()}
 
     def reader():
         while True:
@@ -86,10 +84,9 @@ def reader_creator(data_file, label_file, setid_file, dataset_name, mapper, buff
 
 
 def _creator(flag, mapper, buffered_size, use_xmap, cycle=False):
-    return reader_creator(common.download(DATA_URL, 'flowers', DATA_MD5),
-                          common.download(LABEL_URL, 'flowers', LABEL_MD5),
-                          common.download(SETID_URL, 'flowers', SETID_MD5),
-                          flag, mapper, buffered_size, use_xmap, cycle=cycle)
+    files = [common.download(url, 'flowers', md5) for url, md5 in ((DATA_URL, DATA_MD5), (LABEL_URL, LABEL_MD5),
+                                                                    (SETID_URL, SETID_MD5))]
+    return reader_creator(*files, flag, mapper, buffered_size, use_xmap, cycle=cycle)
 
 
 def train(mapper=train_mapper, buffered_size=1024, use_xmap=True, cycle=False):

@@ -13,14 +13,11 @@ Pillow is imported at first use: without it, each function raises ``ImportError`
 """
 import io
 import os
-import pickle
 
 import numpy as np
 
-from . import archive, common
-
 __all__ = ["load_image_bytes", "load_image", "resize_short", "to_chw", "center_crop", "random_crop",
-           "left_right_flip", "simple_transform", "load_and_transform", "batch_images_from_tar"]
+           "left_right_flip", "simple_transform", "load_and_transform"]
 
 
 def _pil():
@@ -63,17 +60,15 @@ def load_image(file, is_color=True):
 
 
 def _resize(im, w, h):
+    """Bicubic resize of a uint8 HW / HWC image, or of any other dtype one channel at a time."""
     Image = _pil()
     if im.dtype == np.uint8 and (im.ndim == 2 or im.shape[2] in (3, 4)):
         return np.asarray(Image.fromarray(im).resize((w, h), Image.BICUBIC))
-    planes = im.astype(np.float32)
-    planes = planes[:, :, None] if planes.ndim == 2 else planes
-    out = np.stack([np.asarray(Image.fromarray(np.ascontiguousarray(planes[:, :, c]), "F")
-                               .resize((w, h), Image.BICUBIC)) for c in range(planes.shape[2])], axis=2)
-    out = out[:, :, 0] if im.ndim == 2 else out
+    planes = [np.asarray(Image.fromarray(np.ascontiguousarray(p, np.float32), "F").resize((w, h), Image.BICUBIC))
+              for p in (im[None] if im.ndim == 2 else im.transpose(2, 0, 1))]
+    out = np.stack(planes, axis=-1)[..., 0] if im.ndim == 2 else np.stack(planes, axis=-1)
     if np.issubdtype(im.dtype, np.integer):
-        info = np.iinfo(im.dtype)
-        out = np.clip(np.rint(out), info.min, info.max)
+        out = np.clip(np.rint(out), np.iinfo(im.dtype).min, np.iinfo(im.dtype).max)
     return out.astype(im.dtype)
 
 
@@ -141,34 +136,3 @@ def simple_transform(im, resize_size, crop_size, is_train, is_color=True, mean=N
 def load_and_transform(filename, resize_size, crop_size, is_train, is_color=True, mean=None):
     """``simple_transform(load_image(filename, is_color), ...)``."""
     return simple_transform(load_image(filename, is_color), resize_size, crop_size, is_train, is_color, mean)
-
-
-def batch_images_from_tar(data_file, dataset_name, img2label, num_per_batch=1024):
-    """Write the images of ``data_file`` named in ``img2label`` into pickled batches of
-    ``num_per_batch`` under ``data_file + "_batch/" + dataset_name`` and return the path of the list file
-    naming them (the existing one, when that folder exists already)."""
-    batch_dir = data_file + "_batch"
-    out_path = "%s/%s" % (batch_dir, dataset_name)
-    meta_file = "%s/%s.txt" % (batch_dir, dataset_name)
-    if os.path.exists(out_path):
-        return meta_file
-    os.makedirs(out_path)
-    data, labels, names = [], [], []
-
-    def flush():
-        names.append(os.path.abspath("%s/batch_%d" % (out_path, len(names))))
-        with open(names[-1], "wb") as f:
-            pickle.dump({"label": labels[:], "data": data[:]}, f, protocol=2)
-        del data[:], labels[:]
-
-    for member in archive.tar_members(data_file):
-        if member.name in img2label:
-            data.append(member.read())
-            labels.append(img2label[member.name])
-            if len(data) == num_per_batch:
-                flush()
-    if data:
-        flush()
-    with open(meta_file, "a") as meta:
-        meta.write("".join(name + "\n" for name in names))
-    return meta_file

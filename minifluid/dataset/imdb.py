@@ -66,10 +66,8 @@ class _Corpus:
             names.append(member.name)
             if pattern.match(member.name) and member.name not in self.docs:
                 words = member.read().translate(None, _PUNCTUATION).lower().split()
-                if len(words) > 1:  # one C call for the whole review (itemgetter of one word gives no tuple)
-                    ids = operator.itemgetter(*words)(vocab)
-                else:
-                    ids = [vocab[w] for w in words]
+                # one C call for the whole review (itemgetter of one word returns no tuple)
+                ids = operator.itemgetter(*words)(vocab) if len(words) > 1 else [vocab[w] for w in words]
                 self.docs[member.name] = np.array(ids, np.int32)
         self.names = names
 
@@ -91,10 +89,9 @@ def build_dict(pattern, cutoff):
     """``{word: id}`` of the words seen more than ``cutoff`` times in the members ``pattern`` matches:
     most frequent first, ties by the word, then ``'<unk>'``."""
     corpus = _corpus()
-    docs = corpus.docs_matching(pattern)
-    counts = np.bincount(np.concatenate(docs) if docs else np.zeros(0, np.int32), minlength=len(corpus.vocab.words))
+    docs, words = corpus.docs_matching(pattern), corpus.vocab.words
+    counts = np.bincount(np.concatenate(docs + [np.zeros(0, np.int32)]), minlength=len(words))
     kept = np.flatnonzero(counts > cutoff)
-    words = corpus.vocab.words
     ranked = sorted(zip((-counts[kept]).tolist(), [words[i] for i in kept.tolist()]))
     word_idx = {word: rank for rank, (_, word) in enumerate(ranked)}
     word_idx['<unk>'] = len(ranked)
@@ -105,23 +102,15 @@ def reader_creator(pos_pattern, neg_pattern, word_idx):
     """Reader over the ``pos_pattern`` reviews (label 0) then the ``neg_pattern`` ones (label 1)."""
     corpus = _corpus()
     groups = [(corpus.docs_matching(p), label) for p, label in ((pos_pattern, 0), (neg_pattern, 1))]
-    unk = word_idx['<unk>']
-    table = np.full(len(corpus.vocab.words), unk, np.int32)
+    table = np.full(len(corpus.vocab.words), word_idx['<unk>'], np.int32)  # vocabulary id -> word_idx id
     for word, idx in word_idx.items():
-        gid = corpus.vocab.get(word)
-        if gid is not None:
-            table[gid] = idx
-    samples = []
-    for docs, label in groups:
-        if docs:
-            lengths = np.fromiter(map(len, docs), np.int64, len(docs))
-            ids = table[np.concatenate(docs)]
-            samples.append((ids, np.cumsum(lengths) - lengths, lengths, label))
+        if word in corpus.vocab:
+            table[corpus.vocab[word]] = idx
+    samples = [(table[doc], label) for docs, label in groups for doc in docs]
 
     def reader():
-        for ids, starts, lengths, label in samples:
-            for start, length in zip(starts.tolist(), lengths.tolist()):
-                yield ids[start:start + length].tolist(), label
+        for ids, label in samples:
+            yield ids.tolist(), label
 
     return reader
 

@@ -7,7 +7,6 @@ without ``.gz``, uncompressed. A sample is ``(float32 [784] = uint8 / 255 * 2 - 
 file is decoded once per process.
 """
 import gzip
-import zlib
 
 import numpy as np
 
@@ -38,29 +37,23 @@ def _find(url, md5):
 
 
 def _read_idx(path, magic, ndim):
-    """Parse one big-endian uint8 IDX file into an array shaped by its header, validating it."""
-    return common.cached(path, 'idx', lambda: _parse_idx(path, magic, ndim))
-
-
-def _parse_idx(path, magic, ndim):
-    try:
-        with (gzip.open if path.endswith('.gz') else open)(path, 'rb') as f:
+    """One big-endian uint8 IDX file as an array shaped by its header (validated), decoded once per process."""
+    def parse():
+        with common.guard(path, 'read IDX file'), (gzip.open if path.endswith('.gz') else open)(path, 'rb') as f:
             buf = f.read()
-    except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError
-        raise common.format_error(path, 'cannot read IDX file: %s' % e) from e
-    head = 4 * (1 + ndim)
-    if len(buf) < head:
-        raise common.format_error(path, 'truncated IDX header (%d bytes, need %d)' % (len(buf), head))
-    got = int(np.frombuffer(buf, '>u4', 1)[0])
-    if got != magic:
-        raise common.format_error(path, 'bad IDX magic number %d, expected %d' % (got, magic))
-    dims = tuple(int(v) for v in np.frombuffer(buf, '>u4', ndim, 4))
-    need = int(np.prod(dims, dtype=np.int64))
-    if len(buf) - head != need:
-        raise common.format_error(path, 'IDX payload is %d bytes but header dims %s need %d (truncated or '
-                                  'corrupt)' % (len(buf) - head, dims, need))
-    arr = np.frombuffer(buf, np.uint8, need, head).reshape(dims)
-    return arr
+        head = 4 * (1 + ndim)
+        if len(buf) < head:
+            raise common.format_error(path, 'truncated IDX header (%d bytes, need %d)' % (len(buf), head))
+        got = int(np.frombuffer(buf, '>u4', 1)[0])
+        if got != magic:
+            raise common.format_error(path, 'bad IDX magic number %d, expected %d' % (got, magic))
+        dims = tuple(int(v) for v in np.frombuffer(buf, '>u4', ndim, 4))
+        need = int(np.prod(dims, dtype=np.int64))
+        if len(buf) - head != need:
+            raise common.format_error(path, 'IDX payload is %d bytes but header dims %s need %d (truncated or '
+                                      'corrupt)' % (len(buf) - head, dims, need))
+        return np.frombuffer(buf, np.uint8, need, head).reshape(dims)
+    return common.cached(path, 'idx', parse)
 
 
 def _reader(image_url, image_md5, label_url, label_md5):

@@ -73,73 +73,53 @@ class _Meta:
     """Everything parsed from one copy of the zip."""
 
     def __init__(self, path):
-        self.path = path
+        self.path, self.movies, self.titles, self.categories, self.users = path, {}, {}, {}, {}
         with common.guard(path, 'read zip archive'), zipfile.ZipFile(path) as package:
-            self.movies, self.titles, self.categories = self._movies(package)
-            self.users = self._users(package)
+            for lineno, fields in self._lines(package, 'movies.dat'):
+                match = _TITLE.match(fields[1]) if len(fields) == 3 else None
+                if match is None:
+                    raise self.bad('movies.dat', lineno, 'expected id::Title (year)::Genres, got %r'
+                                   % '::'.join(fields))
+                for c in fields[2].split('|'):
+                    self.categories.setdefault(c, len(self.categories))
+                for w in match.group(1).split():
+                    self.titles.setdefault(w.lower(), len(self.titles))
+                self.movies[int(fields[0])] = MovieInfo(fields[0], fields[2].split('|'), match.group(1))
+            for lineno, fields in self._lines(package, 'users.dat'):
+                try:
+                    uid, gender, age, job, _ = fields
+                    self.users[int(uid)] = UserInfo(uid, gender, age, job)
+                except ValueError:
+                    raise self.bad('users.dat', lineno, 'expected id::M|F::age (one of %s)::job::zip, got %r'
+                                   % (age_table, '::'.join(fields))) from None
             with archive.zip_open(package, path, 'ml-1m/ratings.dat') as f:
                 self.ratings = self._ratings(f.read())
 
     def _lines(self, package, name):
-        with archive.zip_open(package, self.path, name) as f:
+        with archive.zip_open(package, self.path, 'ml-1m/' + name) as f:
             for lineno, line in enumerate(f.read().decode('latin-1').split('\n'), 1):
                 if line.strip():
                     yield lineno, line.strip().split('::')
 
     def bad(self, name, lineno, problem):
-        return common.format_error(self.path, '%s line %d: %s' % (name, lineno, problem))
-
-    def _movies(self, package):
-        movies, titles, categories = {}, {}, {}
-        for lineno, fields in self._lines(package, 'ml-1m/movies.dat'):
-            match = _TITLE.match(fields[1]) if len(fields) == 3 else None
-            if match is None:
-                raise self.bad('ml-1m/movies.dat', lineno, 'expected id::Title (year)::Genres, got %r'
-                               % '::'.join(fields))
-            genres = fields[2].split('|')
-            for c in genres:
-                categories.setdefault(c, len(categories))
-            title = match.group(1)
-            for w in title.split():
-                titles.setdefault(w.lower(), len(titles))
-            movies[int(fields[0])] = MovieInfo(index=fields[0], categories=genres, title=title)
-        return movies, titles, categories
-
-    def _users(self, package):
-        users = {}
-        for lineno, fields in self._lines(package, 'ml-1m/users.dat'):
-            try:
-                uid, gender, age, job, _ = fields
-                users[int(uid)] = UserInfo(index=uid, gender=gender, age=age, job_id=job)
-            except ValueError:
-                raise self.bad('ml-1m/users.dat', lineno, 'expected id::gender::age (one of %s)::job::zip, '
-                               'got %r' % (age_table, '::'.join(fields))) from None
-        return users
+        return common.format_error(self.path, 'ml-1m/%s line %d: %s' % (name, lineno, problem))
 
     def _ratings(self, data):
         """``(user ids, movie ids, ratings)`` arrays, one entry per line."""
-        lines = data.split(b'\n')
-        if lines and not lines[-1].strip():
-            lines.pop()
+        lines = [line for line in data.split(b'\n') if line.strip()]
         try:
-            with warnings.catch_warnings():  # numpy < 2.3 warns, later ones raise, on a bad number
-                warnings.simplefilter('ignore', DeprecationWarning)
-                values = np.fromstring(data.replace(b'::', b' '), dtype=np.int64, sep=' ')
-        except ValueError:
-            values = None
-        if values is None or values.size != 4 * len(lines):  # find the line that broke the vectorised parse
-            for lineno, line in enumerate(lines, 1):
-                fields = line.decode('latin-1').strip().split('::')
-                if len(fields) != 4 or not all(f.isdigit() for f in fields):
-                    raise self.bad('ml-1m/ratings.dat', lineno, 'expected user::movie::stars::time, got %r'
-                                   % line.decode('latin-1'))
-            raise common.format_error(self.path, 'ml-1m/ratings.dat does not parse as lines of 4 integers')
-        values = values.reshape(-1, 4)
+            with warnings.catch_warnings():
+                warnings.simplefilter('error', DeprecationWarning)  # numpy < 2.3 only warns on a bad number
+                values = np.fromstring(data.replace(b'::', b' '), np.int64, sep=' ').reshape(len(lines), 4)
+        except (ValueError, DeprecationWarning):
+            lineno, line = next(((i, l) for i, l in enumerate(data.split(b'\n'), 1)
+                                 if l.strip() and not re.fullmatch(rb'\s*\d+::\d+::\d+::\d+\s*', l)), (0, b''))
+            raise self.bad('ratings.dat', lineno, 'expected user::movie::stars::time, got %r' % line) from None
         for column, known, what in ((0, self.users, 'user'), (1, self.movies, 'movie')):
             unknown = np.setdiff1d(values[:, column], np.fromiter(known, np.int64, len(known)))
             if unknown.size:
                 row = int(np.flatnonzero(values[:, column] == unknown[0])[0])
-                raise self.bad('ml-1m/ratings.dat', row + 1, 'unknown %s id %d' % (what, unknown[0]))
+                raise self.bad('ratings.dat', row + 1, 'unknown %s id %d' % (what, unknown[0]))
         return values[:, 0], values[:, 1], values[:, 2] * 2 - 5.0
 
 

@@ -6,6 +6,7 @@ fluid, each feature column becomes ``(x - mean) / (max - min)`` over *all* rows,
 ``(features float64 [13], price float64 [1])``. The file is parsed once per process. Unlike fluid,
 nothing is plotted into ``./image/ranges.png`` as a side effect.
 """
+import re
 import tarfile
 import tempfile
 
@@ -28,13 +29,9 @@ def _parse(filename, feature_num, ratio):
     try:
         data = np.array(text.split(), dtype=np.float64)
     except ValueError:
-        for lineno, line in enumerate(text.splitlines(), 1):
-            for field in line.split():
-                try:
-                    float(field)
-                except ValueError:
-                    raise common.format_error(filename, 'line %d: %r is not a number' % (lineno, field)) from None
-        raise
+        lineno, field = next((i, f) for i, line in enumerate(text.splitlines(), 1) for f in line.split()
+                             if not re.fullmatch(rb'[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?', f))
+        raise common.format_error(filename, 'line %d: %r is not a number' % (lineno, field)) from None
     if data.size == 0 or data.size % feature_num:
         raise common.format_error(filename, '%d numbers do not make rows of %d (13 features and the price)'
                                   % (data.size, feature_num))

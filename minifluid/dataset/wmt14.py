@@ -30,25 +30,19 @@ def _read_dicts(tar_file):
     found = {'src.dict': [], 'trg.dict': []}
     with common.guard(tar_file, 'read the dictionaries'):
         for member in archive.tar_members(tar_file):
-            for suffix, hits in found.items():
+            for suffix in found:
                 if member.name.endswith(suffix):
-                    hits.append([line.strip().decode('utf-8') for line in member])
+                    found[suffix].append([line.strip().decode('utf-8') for line in member])
     for suffix, hits in found.items():
         if len(hits) != 1:
             raise common.format_error(tar_file, 'expected one member ending in %s, found %d' % (suffix, len(hits)))
     return found['src.dict'][0], found['trg.dict'][0]
 
 
-def _to_dict(words, size):
-    out = {}
-    for i, word in enumerate(words[:size]):
-        out[word] = i
-    return out
-
-
 def __read_to_dict(tar_file, dict_size):
-    src, trg = common.cached(tar_file, 'wmt14-dicts', lambda: _read_dicts(tar_file))
-    return _to_dict(src, dict_size), _to_dict(trg, dict_size)
+    """The first ``dict_size`` lines of each dictionary as ``{word: line number}`` (a later duplicate wins)."""
+    dicts = common.cached(tar_file, 'wmt14-dicts', lambda: _read_dicts(tar_file))
+    return tuple({word: i for i, word in enumerate(words[:dict_size])} for words in dicts)
 
 
 def reader_creator(tar_file, file_name, dict_size):
@@ -56,24 +50,19 @@ def reader_creator(tar_file, file_name, dict_size):
 
     def reader():
         src_dict, trg_dict = __read_to_dict(tar_file, dict_size)
-        start, end = trg_dict.get(START), trg_dict.get(END)
-        if start is None or end is None:
+        if START not in trg_dict or END not in trg_dict:
             raise common.format_error(tar_file, 'trg.dict lacks %s or %s in its first %d lines'
                                       % (START, END, dict_size))
-        src_get, trg_get = src_dict.get, trg_dict.get
         with common.guard(tar_file, 'read %s' % file_name):
             for member in archive.tar_members(tar_file):
-                if not member.name.endswith(file_name):
-                    continue
-                for line in member:
+                for line in member if member.name.endswith(file_name) else ():
                     pair = line.decode('utf-8').strip().split('\t')
                     if len(pair) != 2:
                         continue
-                    src_ids = [src_get(w, UNK_IDX) for w in [START] + pair[0].split() + [END]]
-                    trg_ids = [trg_get(w, UNK_IDX) for w in pair[1].split()]
-                    if len(src_ids) > _MAX_LEN or len(trg_ids) > _MAX_LEN:
-                        continue
-                    yield src_ids, [start] + trg_ids, trg_ids + [end]
+                    src_ids = [src_dict.get(w, UNK_IDX) for w in [START] + pair[0].split() + [END]]
+                    trg_ids = [trg_dict.get(w, UNK_IDX) for w in pair[1].split()]
+                    if len(src_ids) <= _MAX_LEN and len(trg_ids) <= _MAX_LEN:
+                        yield src_ids, [trg_dict[START]] + trg_ids, trg_ids + [trg_dict[END]]
 
     return reader
 

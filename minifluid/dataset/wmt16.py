@@ -29,21 +29,24 @@ def _archive():
     return common.download(DATA_URL, "wmt16", DATA_MD5, "wmt16.tar.gz")
 
 
-def _pairs(lines):
-    for line in lines:
-        pair = line.decode("utf-8").strip().split("\t")
-        if len(pair) == 2:
-            yield pair
+_TOTAL = {"en": TOTAL_EN_WORDS, "de": TOTAL_DE_WORDS}
+
+
+def _pairs(tar_file, name):
+    """The ``[english, german]`` pairs of a member's lines that have exactly one tab."""
+    with common.guard(tar_file, "read %s" % name):
+        for line in common.split_lines(archive.tar_read(tar_file, [name])[name]):
+            pair = line.decode("utf-8").strip().split("\t")
+            if len(pair) == 2:
+                yield pair
 
 
 def _column_counts(tar_file):
     """``(english counts, german counts)`` over the train member, in order of first appearance."""
     counts = (collections.Counter(), collections.Counter())
-    with common.guard(tar_file, "read wmt16/train"):
-        data = archive.tar_read(tar_file, ["wmt16/train"])["wmt16/train"]
-        for pair in _pairs(common.split_lines(data)):
-            counts[0].update(pair[0].split())
-            counts[1].update(pair[1].split())
+    for pair in _pairs(tar_file, "wmt16/train"):
+        counts[0].update(pair[0].split())
+        counts[1].update(pair[1].split())
     return counts
 
 
@@ -58,25 +61,13 @@ def _dict_lines(tar_file, dict_size, lang):
                 return lines
     counts = common.cached(tar_file, "wmt16-counts", lambda: _column_counts(tar_file))[0 if lang == "en" else 1]
     ranked = sorted(counts.items(), key=lambda x: x[1], reverse=True)  # stable: ties keep first appearance
-    if dict_size >= 3:
-        ranked = ranked[:dict_size - 3]
-    return [START_MARK, END_MARK, UNK_MARK] + [w for w, _ in ranked]
+    return [START_MARK, END_MARK, UNK_MARK] + [w for w, _ in ranked[:dict_size - 3 if dict_size >= 3 else None]]
 
 
 def __load_dict(tar_file, dict_size, lang, reverse=False):
-    word_dict = {}
-    for idx, word in enumerate(_dict_lines(tar_file, dict_size, lang)):
-        if reverse:
-            word_dict[idx] = word
-        else:
-            word_dict[word] = idx  # a corpus word equal to a mark overrides it, as in Paddle's file
-    return word_dict
-
-
-def __get_dict_size(src_dict_size, trg_dict_size, src_lang):
-    src_dict_size = min(src_dict_size, (TOTAL_EN_WORDS if src_lang == "en" else TOTAL_DE_WORDS))
-    trg_dict_size = min(trg_dict_size, (TOTAL_DE_WORDS if src_lang == "en" else TOTAL_EN_WORDS))
-    return src_dict_size, trg_dict_size
+    lines = enumerate(_dict_lines(tar_file, dict_size, lang))
+    # a corpus word equal to a mark overrides the mark's id, as reading Paddle's file back did
+    return {idx: word for idx, word in lines} if reverse else {word: idx for idx, word in lines}
 
 
 def reader_creator(tar_file, file_name, src_dict_size, trg_dict_size, src_lang):
@@ -88,13 +79,10 @@ def reader_creator(tar_file, file_name, src_dict_size, trg_dict_size, src_lang):
         # the marks have the same ids in both languages; the source dictionary decides them
         start_id, end_id, unk_id = src_dict[START_MARK], src_dict[END_MARK], src_dict[UNK_MARK]
         src_col = 0 if src_lang == "en" else 1
-        src_get, trg_get = src_dict.get, trg_dict.get
-        with common.guard(tar_file, "read %s" % file_name):
-            data = archive.tar_read(tar_file, [file_name])[file_name]
-            for pair in _pairs(common.split_lines(data)):
-                src_ids = [start_id] + [src_get(w, unk_id) for w in pair[src_col].split()] + [end_id]
-                trg_ids = [trg_get(w, unk_id) for w in pair[1 - src_col].split()]
-                yield src_ids, [start_id] + trg_ids, trg_ids + [end_id]
+        for pair in _pairs(tar_file, file_name):
+            src_ids = [start_id] + [src_dict.get(w, unk_id) for w in pair[src_col].split()] + [end_id]
+            trg_ids = [trg_dict.get(w, unk_id) for w in pair[1 - src_col].split()]
+            yield src_ids, [start_id] + trg_ids, trg_ids + [end_id]
 
     return reader
 
@@ -102,8 +90,9 @@ def reader_creator(tar_file, file_name, src_dict_size, trg_dict_size, src_lang):
 def _creator(file_name, src_dict_size, trg_dict_size, src_lang):
     if src_lang not in ["en", "de"]:
         raise ValueError("An error language type.  Only support: en (for English); de(for Germany).")
-    src_dict_size, trg_dict_size = __get_dict_size(src_dict_size, trg_dict_size, src_lang)
-    return reader_creator(_archive(), file_name, src_dict_size, trg_dict_size, src_lang)
+    trg_lang = "de" if src_lang == "en" else "en"
+    return reader_creator(_archive(), file_name, min(src_dict_size, _TOTAL[src_lang]),
+                          min(trg_dict_size, _TOTAL[trg_lang]), src_lang)
 
 
 def train(src_dict_size, trg_dict_size, src_lang="en"):
@@ -124,5 +113,4 @@ def validation(src_dict_size, trg_dict_size, src_lang="en"):
 def get_dict(lang, dict_size, reverse=False):
     """``lang``'s dictionary (``{word: id}``, or ``{id: word}`` when ``reverse``); unlike Paddle's, it
     needs no earlier train/test/validation call to exist."""
-    dict_size = min(dict_size, TOTAL_EN_WORDS if lang == "en" else TOTAL_DE_WORDS)
-    return __load_dict(_archive(), dict_size, lang, reverse)
+    return __load_dict(_archive(), min(dict_size, TOTAL_EN_WORDS if lang == "en" else TOTAL_DE_WORDS), lang, reverse)

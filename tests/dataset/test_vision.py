@@ -108,6 +108,10 @@ def test_cifar_member_that_is_no_batch(home):
                     {'cifar-10-batches-py/data_batch_1': b'not a pickle'})
     with pytest.raises(common.DatasetFormatError, match='UnpicklingError'):
         list(cifar.train10()())
+    files.write_tar(os.path.join(home, 'cifar', 'cifar-10-python.tar.gz'),
+                    {'cifar-10-batches-py/data_batch_1': files.python2_pickle({b'labels': [1, 2]})})
+    with pytest.raises(common.DatasetFormatError, match='data_batch_1 is not a CIFAR batch'):
+        list(cifar.train10()())
 
 
 # ---------------------------------------------------------------- image
@@ -213,7 +217,7 @@ def test_flowers_custom_mapper_gets_jpeg_bytes(flower_files):
 
 def test_flowers_split_naming_a_missing_image(home):
     files.write_flowers(home, [_jpeg((1, 2, 3))], [1], {'tstid': [1, 7], 'trnid': [1], 'valid': [1]})
-    with pytest.raises(common.DatasetFormatError, match='tstid names image 7 but .*imagelabels.mat has 1 labels'):
+    with pytest.raises(common.DatasetFormatError, match='tstid names images up to 7 but .*imagelabels.mat has 1'):
         flowers.train()
 
 
