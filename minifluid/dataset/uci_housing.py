@@ -7,19 +7,15 @@ fluid, each feature column becomes ``(x - mean) / (max - min)`` over *all* rows,
 nothing is plotted into ``./image/ranges.png`` as a side effect.
 """
 import re
-import tarfile
-import tempfile
 
 import numpy as np
 
 from . import common
 
-__all__ = ['train', 'test', 'feature_names', 'load_data', 'predict_reader', 'fluid_model']
+__all__ = ['train', 'test', 'feature_names', 'load_data', 'predict_reader']
 
 URL = 'http://paddlemodels.bj.bcebos.com/uci_housing/housing.data'
 MD5 = 'd4accdce7a25600298819f8e28e8d593'
-FLUID_URL_MODEL = 'https://github.com/PaddlePaddle/book/raw/develop/01.fit_a_line/fluid/fit_a_line.fluid.tar'
-FLUID_MD5_MODEL = '6e6dd637ccd5993961f68bfbde46090b'
 feature_names = ['CRIM', 'ZN', 'INDUS', 'CHAS', 'NOX', 'RM', 'AGE', 'DIS', 'RAD', 'TAX', 'PTRATIO', 'B', 'LSTAT']
 
 
@@ -77,14 +73,3 @@ def test():
 def predict_reader():
     """The first test row's features as a one-tuple, for inference."""
     return (_split(1)[0][:-1].copy(),)
-
-
-def fluid_model():
-    """Extract the book's trained model ``fit_a_line.fluid.tar`` (found like the data) into a new
-    temporary folder and return that folder."""
-    path = common.download(FLUID_URL_MODEL, 'uci_housing', FLUID_MD5_MODEL, 'fit_a_line.fluid.tar')
-    dirpath = tempfile.mkdtemp()
-    with common.guard(path, 'extract tar archive'), tarfile.open(path) as tar:
-        safe = {'filter': 'data'} if hasattr(tarfile, 'data_filter') else {}
-        tar.extractall(path=dirpath, **safe)
-    return dirpath
