@@ -11,6 +11,10 @@ Raised to 11,400 by paddle.dataset's readers (issue 15), about 940 code lines (e
 over the original files and their tar reader) when the package was at 10,380: +900.
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
+Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
+losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
+2,000 to 13,400 (12,500 before issue 15's +900 met it in the merge): about 1,700 for them and 300 of
+headroom.
 """
 import ast
 import io
@@ -21,7 +25,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 11_400
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 13_400
 
 
 def code_lines(path):
