@@ -7,14 +7,18 @@ budget in their own change, saying by how much and for what, here and in the REA
 Raised to 10,500 by Paddle's file formats (issue 18), which came to about 830 code lines (ProgramDesc
 conversion, the LoDTensor file format, restricted unpickling, checkpoints in Paddle's pickles, inference
 models) when the package was at 9,554: +500.
+Raised to 11,400 by paddle.dataset's readers (issue 15), about 940 code lines (eleven dataset modules
+over the original files and their tar reader) when the package was at 10,380: +900.
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
 Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
 losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
-2,000 to 12,500: about 1,700 for them and 300 of headroom.
-fluid.dataset's file datasets (issue 26) raise it by 700 to 13,200: they came to 764 code lines (the
+2,000 to 13,400 (12,500 before issue 15's +900 met it in the merge): about 1,700 for them and 300 of
+headroom.
+fluid.dataset's file datasets (issue 26) raise it by 1,000 to 14,400: they came to 764 code lines (the
 vectorised MultiSlot parser 274, QueueDataset/InMemoryDataset with both APIs 305, their loader
-threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 12,308.
+threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 13,512, already
+112 past 13,400 after the merges before; about 100 lines of headroom are left.
 """
 import ast
 import io
@@ -25,7 +29,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 13_200
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 14_400
 
 
 def code_lines(path):
