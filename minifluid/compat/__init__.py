@@ -41,6 +41,12 @@ MODULE_MAP = {
     "paddle.fluid.executor": "minifluid.executor",
     "paddle.fluid.compiler": "minifluid.executor.compiled",
     "paddle.fluid.layers": "minifluid.layers",
+    "paddle.fluid.layers.device": "minifluid.layers.device",
+    **{f"paddle.fluid.layers.{name}": "minifluid.layers"  # fluid's layer modules: every layer function there
+       for name in ("nn", "io", "tensor", "control_flow", "ops", "learning_rate_scheduler", "detection",
+                    "metric_op", "math_op_patch", "loss")},
+    "paddle.fluid.parallel_executor": "minifluid.parallel_executor",
+    "paddle.fluid.transpiler": "minifluid.transpiler",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
     "paddle.fluid.reader": "minifluid.fluid_reader",

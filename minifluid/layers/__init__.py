@@ -1,4 +1,6 @@
 """User-facing graph builders: thin functions that append ops; no kernels, no threads."""
+from . import device
+from .device import get_places
 from .helper import LayerHelper
 from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
 from .io import layers_data as data
@@ -19,7 +21,7 @@ __all__ = [
     "conv2d", "create_global_var", "create_py_reader_by_data", "create_tensor", "cross_entropy", "data",
     "double_buffer", "dropout", "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min",
     "elementwise_mul", "elementwise_pow", "elementwise_sub", "embedding", "exponential_decay", "fc",
-    "fill_constant", "flatten", "inverse_time_decay", "matmul", "mean", "natural_exp_decay", "ones",
+    "fill_constant", "flatten", "get_places", "inverse_time_decay", "matmul", "mean", "natural_exp_decay", "ones",
     "piecewise_decay", "pool2d", "py_reader", "read_file", "reduce_max", "reduce_mean", "reduce_min",
     "reduce_sum", "relu", "reshape", "scale", "sigmoid", "softmax", "softmax_with_cross_entropy", "split",
     "square", "square_error_cost", "squeeze", "sums", "tanh", "transpose", "unsqueeze", "zeros",

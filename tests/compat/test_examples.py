@@ -85,8 +85,8 @@ def test_compat_install_uninstall_in_process():
         assert paddle.batch is minifluid.reader.batch and fluid.io.DataLoader is minifluid.io.DataLoader
         assert paddle.io.Dataset is minifluid.io.Dataset and callable(paddle.io.DataLoader)
         assert callable(mnist.train) and callable(paddle.reader.shuffle)
-        with pytest.raises(NotImplementedError, match="ParallelExecutor.*CompiledProgram"):
-            fluid.ParallelExecutor
+        with pytest.raises(NotImplementedError, match="AsyncExecutor.*fluid.Executor"):
+            fluid.AsyncExecutor
         assert not hasattr(fluid, "definitely_not_an_api")
         # reached as attributes of an already imported module, too (what `import paddle.fluid as fluid`
         # scripts do), submodules answer with the clear error, not a bare AttributeError

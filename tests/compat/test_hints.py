@@ -39,8 +39,8 @@ def _resolve(reference):
 
 
 def test_the_wrong_guesses_of_issue_14_are_gone(paddle):
-    message = _missing("paddle.fluid.memory_optimize")
-    assert "delete the call" in message and "optimizer" not in message
+    message = _missing("paddle.fluid.AsyncExecutor")
+    assert "fluid.Executor(place).run" in message and "optimizer" not in message
     assert _missing("paddle.fluid.layers.cond") == \
         "paddle.fluid.layers.cond is not supported yet by minifluid (API family: control flow)"
     message = _missing("paddle.fluid.layers.gather")
