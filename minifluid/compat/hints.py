@@ -11,7 +11,6 @@ __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 
 # legacy API (full module path . name) -> what to write instead
 REPLACEMENTS = {
-    "paddle.static.ParallelExecutor": "fluid.CompiledProgram(main_program).with_data_parallel(loss_name=loss.name)",
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
     "paddle.fluid.Linear": "fluid.dygraph.Linear",
     "paddle.fluid.Conv2D": "fluid.dygraph.Conv2D",
