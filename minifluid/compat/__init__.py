@@ -46,6 +46,7 @@ MODULE_MAP = {
        for name in ("nn", "io", "tensor", "control_flow", "ops", "learning_rate_scheduler", "detection",
                     "metric_op", "math_op_patch", "loss")},
     "paddle.fluid.parallel_executor": "minifluid.parallel_executor",
+    "paddle.fluid.metrics": "minifluid.metrics",
     "paddle.fluid.transpiler": "minifluid.transpiler",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",

@@ -185,7 +185,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "embedding"},
     "metrics": {
         "paddle.fluid.layers": "auc mean_iou",
-        "paddle.fluid": "metrics average evaluator",
+        "paddle.fluid": "average evaluator",
         "paddle.static": "auc",
         "paddle": "metric"},
     "learning-rate schedules": {
