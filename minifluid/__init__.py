@@ -8,6 +8,7 @@ from . import data as _data_package  # noqa: F401  (import first: `fluid.data` b
 from . import backward, clip, initializer, optimizer, regularizer
 from . import io, metrics, nets, transpiler
 from . import dygraph
+from . import contrib
 from .dygraph import disable_dygraph, enable_dygraph
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
@@ -29,7 +30,7 @@ from .version import __version__, require_version  # minifluid's own version; pa
 
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
            "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParallelExecutor", "ParamAttr",
-           "Parameter", "Program", "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places",
+           "Parameter", "Program", "Scope", "Variable", "backward", "batch", "clip", "contrib", "core", "cpu_places",
            "create_lod_tensor", "cuda_places", "data", "default_main_program", "default_startup_program",
            "disable_dygraph", "dygraph", "enable_dygraph", "framework", "global_scope", "gradients",
            "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load", "load_program_state",

@@ -7,6 +7,9 @@ budget in their own change, saying by how much and for what, here and in the REA
 Raised to 10,500 by Paddle's file formats (issue 18), which came to about 830 code lines (ProgramDesc
 conversion, the LoDTensor file format, restricted unpickling, checkpoints in Paddle's pickles, inference
 models) when the package was at 9,554: +500.
+Raised to 11,000 by fluid 1.x's high-level API (issue 17): ParallelExecutor, fluid.metrics, the book's
+Trainer / Inferencer with checkpoints, layers.device, memory_optimize; about 520 code lines when the
+package was at 10,330: +500.
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
 """
@@ -19,7 +22,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_500
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 11_000
 
 
 def code_lines(path):

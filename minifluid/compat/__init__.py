@@ -47,6 +47,11 @@ MODULE_MAP = {
                     "metric_op", "math_op_patch", "loss")},
     "paddle.fluid.parallel_executor": "minifluid.parallel_executor",
     "paddle.fluid.metrics": "minifluid.metrics",
+    "paddle.fluid.contrib": "minifluid.contrib",
+    "paddle.fluid.contrib.trainer": "minifluid.contrib.trainer",
+    "paddle.fluid.contrib.inferencer": "minifluid.contrib.inferencer",
+    "paddle.fluid.trainer": "minifluid.contrib.trainer",  # fluid 0.x-1.0's home of the book's Trainer
+    "paddle.fluid.inferencer": "minifluid.contrib.inferencer",
     "paddle.fluid.transpiler": "minifluid.transpiler",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",

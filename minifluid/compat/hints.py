@@ -217,7 +217,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.dygraph": "DataParallel ParallelEnv prepare_context parallel",
         "paddle": "DataParallel distributed"},
     "mixed precision, quantization and compression (contrib)": {
-        "paddle.fluid": "contrib",
+        "paddle.fluid.contrib": "mixed_precision slim quantize decoder extend_optimizer",
         "paddle.static": "amp",
         "paddle": "amp"},
     "file datasets and trainers (fluid.dataset)": {
