@@ -12,11 +12,10 @@ over the original files and their tar reader) when the package was at 10,380: +9
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
 Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
-losses, normalisation, image resizing, conv2d_transpose, auc), fluid 1.8's dygraph Embedding/
-LayerNorm/PRelu/Conv2DTranspose and paddle 2.x names (nn layers and functions, lr schedulers, metric,
-tensor functions) raise it by 2,300 to 13,700 (12,800 before issue 15's +900 met it in the merge):
-they came to about 2,250 code lines (1,650 in new modules, 600 added to existing ones), which left the
-package at 13,512 with the first estimate of 2,000.
+losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
+2,000 to 13,400 (12,500 before issue 15's +900 met it in the merge): about 1,700 for them and 300 of
+headroom. Main was already at 12,558 of its 12,500 when issue 15 landed, and reached 13,512 with it:
++200 to 13,600 so that the suite is green again; the next change that grows the package trims or raises.
 """
 import ast
 import io
@@ -27,7 +26,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 13_700
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 13_600
 
 
 def code_lines(path):
