@@ -14,8 +14,8 @@ import pickle
 import sys
 import traceback
 
-__all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError",
-           "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE"]
+__all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError", "FeedConversionError",
+           "ConversionFailed", "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE"]
 
 QUEUE_KILLED_MESSAGE = "Blocking queue is killed because the data reader raises an exception."
 
@@ -37,6 +37,21 @@ class WorkerDiedError(ReaderKilledError):
     """A worker process died without reporting (killed by a signal, segfault, os._exit)."""
 
 
+class FeedConversionError(ReaderKilledError):
+    """The reader ran fine, but what it gave could not be converted to the feed variables' tensors;
+    ``__cause__`` (a TypeError or ValueError) names the variable, the sample or field, what was
+    expected and what came."""
+
+
+class ConversionFailed(Exception):
+    """Carries a conversion error (``error``) of batch ``batch_index`` out of a feeding loop, so that
+    ``ExceptionWrapper`` tells it from the reader's own failure. Never reaches the user."""
+
+    def __init__(self, error, batch_index):
+        super().__init__(error, batch_index)
+        self.error, self.batch_index = error, batch_index
+
+
 class ComposeNotAligned(ValueError):
     """``reader.compose`` got readers of different lengths."""
 
@@ -56,12 +71,17 @@ class ExceptionWrapper:
     """Captures an exception where it happens so the consumer can re-raise it with context.
 
     Args:
-        exc_info: a ``sys.exc_info()`` triple; defaults to the exception being handled.
+        exc_info: a ``sys.exc_info()`` triple; defaults to the exception being handled. A
+            ``ConversionFailed`` is unwrapped: the consumer then gets a ``FeedConversionError``.
         where: short description of the producer ("thread minifluid-producer", "worker pid 123").
     """
 
     def __init__(self, exc_info=None, where="background thread"):
         exc_type, exc, tb = exc_info or sys.exc_info()
+        self.batch_index = None  # set for a conversion error: the batch that could not be converted
+        if isinstance(exc, ConversionFailed):  # our own frames only: the message says all there is
+            self.batch_index, exc = exc.batch_index, exc.error.with_traceback(None)
+            exc_type, tb = type(exc), None
         self.exc_type = exc_type
         self.message = str(exc)
         self.where = where
@@ -101,11 +121,16 @@ class ExceptionWrapper:
             return _RemoteError(f"{self.type_name}: {self.message}")
 
     def error(self, error_cls=ReaderKilledError, header=QUEUE_KILLED_MESSAGE):
-        """Build the consumer-side exception (not raised), chained to the original."""
-        err = error_cls(
-            f"{header}\n  Original error in {self.where}: {self.type_name}: {self.message}\n"
-            f"  Traceback from the producer:\n{_indent(self.traceback_text)}")
-        err.__cause__ = self.cause()
+        """Build the consumer-side exception (not raised), chained to the original. The producer's
+        traceback is printed once, in this message: the cause is attached without its own."""
+        if self.batch_index is not None and error_cls is ReaderKilledError:
+            err = FeedConversionError(
+                f"The data reader's batch {self.batch_index} (counting from 0) could not be converted to the "
+                f"feed variables' tensors in {self.where}:\n  {self.type_name}: {self.message}")
+        else:
+            err = error_cls(f"{header}\n  Original error in {self.where}: {self.type_name}: {self.message}\n"
+                            f"  Traceback from the producer:\n{_indent(self.traceback_text)}")
+        err.__cause__ = self.cause().with_traceback(None)
         return err
 
     def reraise(self, error_cls=ReaderKilledError, header=QUEUE_KILLED_MESSAGE):

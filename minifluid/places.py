@@ -9,7 +9,7 @@ from .errors import CUDAUnavailableError
 from .ops import registry
 
 __all__ = ["CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "Place", "cpu_places", "cuda_places",
-           "get_cuda_device_count", "is_compiled_with_cuda", "place_array_module"]
+           "get_cuda_device_count", "is_compiled_with_cuda", "non_empty_places", "place_array_module"]
 
 
 class _Place:
@@ -197,3 +197,16 @@ def cuda_places(device_ids=None):
     elif not isinstance(device_ids, (list, tuple)):
         device_ids = [device_ids]
     return [CUDAPlace(i) for i in device_ids]
+
+
+def non_empty_places(places, user):
+    """``places`` (one place or a list) as a list; ValueError when it is empty: ``user`` (say "an iterable
+    DataLoader") would otherwise feed nothing, forever."""
+    places = list(places) if isinstance(places, (list, tuple)) else [places]
+    if not places:
+        raise ValueError(
+            f"places is empty: {user} needs at least one place. fluid.cpu_places() is empty when the CPU_NUM "
+            f"environment variable is 0 (here CPU_NUM={os.environ.get('CPU_NUM')!r}), and fluid.cuda_places() "
+            "when no GPU is selected. Pass fluid.CPUPlace() (or fluid.cpu_places(1)), or set CPU_NUM to a "
+            "positive number.")
+    return places

@@ -566,7 +566,7 @@ def main():
 
     specs = [SlotSpec("image", (-1, 784), np.dtype("float32")), SlotSpec("label", (-1, 1), np.dtype("int64"))]
     bare_sample_reader = adapters.from_sample_generator(sample_gen, BATCH, True, specs)
-    bare_batch_reader = adapters.from_batch_generator(batch_gen, 2)
+    bare_batch_reader = adapters.from_batch_generator(batch_gen, ["image", "label"])
     res = {"batch_size": BATCH, "batches": nb, "capacity": args.capacity, "multiprocess": args.multiprocess,
            "quick": args.quick, "cpu_count": os.cpu_count()}
     res["bare_batch_bps"] = best_rate(lambda: sum(1 for _ in bare_batch_reader()), nb, rep)

@@ -9,9 +9,8 @@ site-packages; ``uninstall()`` removes the finder and every module it created.
 
 An attribute or submodule minifluid does not have raises ``UnsupportedAPIError`` (a
 ``NotImplementedError`` that is also an AttributeError/ImportError, so ``hasattr`` keeps
-working) naming it and the nearest supported alternative.
+working) naming it and what to write instead, or the API family it belongs to (hints.py).
 """
-import difflib
 import importlib
 import importlib.abc
 import importlib.util
@@ -19,6 +18,7 @@ import sys
 import types
 
 from ..version import full_version as _FLUID_VERSION
+from .hints import hint
 
 __all__ = ["install", "uninstall", "installed", "UnsupportedAPIError", "MODULE_MAP", "supported_api"]
 
@@ -75,28 +75,9 @@ MODULE_MAP = {
 # legacy version checks (`paddle.__version__ >= "1.6"`) see the fluid level minifluid emulates
 _VERSIONED = ("paddle", "paddle.fluid")
 
-# names legacy code reaches for that minifluid answers differently
-ALTERNATIVES = {
-    "ParallelExecutor": "fluid.CompiledProgram(program).with_data_parallel(loss_name=...)",
-    "DistributeTranspiler": "single-process training with fluid.CompiledProgram",
-    "recordio_writer": "fluid.io.DataLoader.from_generator",
-    "open_files": "fluid.io.DataLoader.from_generator with a Python reader",
-    "AsyncExecutor": "fluid.Executor",
-    "create_random_int_lodtensor": "fluid.create_lod_tensor",
-}
-
-
-def _nearest(name, candidates):
-    if name in ALTERNATIVES:
-        return ALTERNATIVES[name]
-    close = difflib.get_close_matches(name, [c for c in candidates if not c.startswith("_")], n=1)
-    return close[0] if close else None
-
-
-def unsupported(module_name, attr, candidates):
-    hint = _nearest(attr, candidates)
-    alt = f"; nearest supported alternative: {hint}" if hint else ""
-    return UnsupportedAPIError(f"{module_name}.{attr} is not implemented by minifluid{alt}")
+def unsupported(module_name, attr):
+    """The error for ``module_name.attr`` missing: a written replacement, or the API family (hints.py)."""
+    return UnsupportedAPIError(hint(f"{module_name}.{attr}"))
 
 
 class _ProxyModule(types.ModuleType):
@@ -123,7 +104,7 @@ class _ProxyModule(types.ModuleType):
             return getattr(target, attr)
         except AttributeError:
             pass
-        raise unsupported(self.__name__, attr, dir(target))
+        raise unsupported(self.__name__, attr)
 
     def __dir__(self):
         return dir(object.__getattribute__(self, "_target"))
@@ -146,10 +127,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         if fullname != "paddle" and not fullname.startswith("paddle."):
             return None
         if fullname not in MODULE_MAP:
-            parent = fullname.rpartition(".")[0]
-            raise UnsupportedModuleError(
-                f"{fullname} is not implemented by minifluid; supported modules under {parent}: "
-                f"{sorted(m for m in MODULE_MAP if m.startswith(parent + '.'))}")
+            raise UnsupportedModuleError(hint(fullname))
         return importlib.util.spec_from_loader(fullname, _Loader(), is_package=True)
 
 

@@ -13,7 +13,9 @@ from itertools import islice
 
 import numpy as np
 
+from ..errors import ConversionFailed
 from ..lod_tensor import LoDTensor
+from .feed_errors import RAGGED_BATCH_MESSAGE, batch_field_error, describe_value
 from .feeder import convert_or_defer, convert_sample_list, make_converters
 
 __all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator", "as_batch_field",
@@ -23,13 +25,6 @@ FIELD_COUNT_MESSAGE = (
     "The sample number of reader's input data and the input number of feed list are not equal. Possible reasons "
     "are: The generator is decorated by `paddle.batch` and configured by `set_batch_generator`, but here need to "
     "used `set_sample_list_generator`.")
-
-RAGGED_BATCH_MESSAGE = (
-    "\n\tFaild to convert input data to a regular ndarray :\n\t* Usually this means the input data contains "
-    "nested lists with different lengths. \n\t* Check the reader function passed to 'set_batch_generator' "
-    "to locate the data causes this issue.\n\t* Please consider using 'fluid.create_lod_tensor' to convert "
-    "it to a LoD-Tensor.")
-
 
 def _field_count_error(got, expected):
     return ValueError(f"{FIELD_COUNT_MESSAGE} (got {got} fields, the feed list has {expected})")
@@ -82,45 +77,65 @@ class _SampleListBatches:
         converters = self._converters
         sample_lists = iter(self._reader())
         try:
-            for samples in sample_lists:
-                if converters is None:
-                    yield [as_batch_field(column) for column in zip(*samples)]
-                else:
-                    yield convert(samples, converters, _field_count_error)
+            for index, samples in enumerate(sample_lists):
+                try:  # a failure here is the conversion's, not the reader's (errors.ConversionFailed)
+                    if converters is None:
+                        batch = [as_batch_field(column, i, None, index) for i, column in enumerate(zip(*samples))]
+                    else:
+                        batch = convert(samples, converters, _field_count_error)
+                except Exception as e:
+                    raise ConversionFailed(e, index) from None
+                yield batch
         finally:
             _close(sample_lists)
 
 
-def as_batch_field(item):
+def as_batch_field(item, position=None, name=None, batch_index=None):
     """An ndarray or LoDTensor as given (no dtype cast); anything else through ``np.asarray``."""
     if type(item) is np.ndarray:
         if item.dtype.hasobject:
-            raise TypeError(RAGGED_BATCH_MESSAGE)
+            raise batch_field_error(position, name, item, batch_index, ragged=True)
         return item
     if isinstance(item, LoDTensor) or hasattr(item, "__cuda_array_interface__"):
         return item
+    if item is None or isinstance(item, (dict, str, bytes)):
+        raise batch_field_error(position, name, item, batch_index, ragged=False)
     try:
         arr = np.asarray(item)
-    except ValueError as e:
-        raise TypeError(RAGGED_BATCH_MESSAGE) from e
+    except ValueError:
+        raise batch_field_error(position, name, item, batch_index, ragged=True) from None
     if arr.dtype.hasobject:
-        raise TypeError(RAGGED_BATCH_MESSAGE)
+        raise batch_field_error(position, name, item, batch_index, ragged=True)
     return arr
 
 
-def from_batch_generator(reader, num_slots):
-    """Batches of per-slot arrays or LoDTensors, checked for the field count (unless ``num_slots`` is
-    None, dygraph) and for ragged data."""
+def _checked_batch(batch, names, index):
+    """The fields of one ``set_batch_generator`` batch, or the error saying what is wrong with it."""
+    expected = "a list or tuple of arrays, one per feed variable in feed_list order" + \
+        (f" ({len(names)}: {names})" if names is not None else "")
+    if isinstance(batch, dict):  # iterating it would feed its keys as data
+        raise TypeError(f"set_batch_generator: each batch must be {expected}; got a dict with keys {list(batch)[:8]} "
+                        f"(batch {index}, counting from 0)")
+    if not isinstance(batch, (list, tuple)) and not hasattr(batch, "__len__"):
+        raise TypeError(f"set_batch_generator: batch {index} (counting from 0) is {describe_value(batch)}; "
+                        f"expected {expected}")
+    if names is not None and len(batch) != len(names):
+        raise _field_count_error(len(batch), len(names))
+    return [as_batch_field(item, i, names and names[i], index) for i, item in enumerate(batch)]
+
+
+def from_batch_generator(reader, names):
+    """Batches of per-slot arrays or LoDTensors, checked for the field count against the feed variables
+    ``names`` (unless None, dygraph) and for fields that are None, ragged or not arrays."""
     def batch_reader():
         batches = iter(reader())
         try:
-            for batch in batches:
-                if isinstance(batch, dict):  # iterating it would feed its keys as data
-                    raise TypeError("set_batch_generator: each batch must be a list or tuple of arrays, one per "
-                                    f"feed variable in feed_list order; got a dict with keys {list(batch)[:8]}")
-                if num_slots is not None and len(batch) != num_slots:
-                    raise _field_count_error(len(batch), num_slots)
-                yield [as_batch_field(item) for item in batch]
+            for index, batch in enumerate(batches):
+                try:
+                    fields = _checked_batch(batch, names, index)
+                except Exception as e:
+                    raise ConversionFailed(e, index) from None
+                yield fields
         finally:
             _close(batches)
     return batch_reader

@@ -2,6 +2,16 @@
 
 Dispatch goes through ``COLLATE_FN_MAP`` (type -> collate function, looked up along the sample's
 MRO), so a new kind of field is supported by registering it, not by editing branches.
+
+NOTE [ Nested batches: dicts and lists of fields ]
+Samples that are dicts, or lists/tuples holding dicts, strings or further lists of arrays, collate
+as paddle 2.x does: key-wise and position-wise, recursively (``{'image': x, 'label': 3}`` samples
+give ``{'image': stacked, 'label': stacked}``; strings stay a list of str). The feeding runtime moves
+flat lists of arrays only (a thread queue, shared-memory slots), so ``flatten_batch`` turns such a
+batch into a ``StructuredBatch``: its arrays in order, plus ``structure``, the same nesting with each
+array replaced by its ``_Leaf`` index and strings kept. ``structure`` crosses with the arrays (in the
+slot's ``BatchMeta`` for workers) and ``restore_batch`` rebuilds the user's dicts and lists at the end.
+A flat batch (a list of arrays, the common case) stays a plain list and pays nothing.
 """
 import numbers
 from collections.abc import Mapping, Sequence
@@ -9,9 +19,11 @@ from operator import attrgetter
 
 import numpy as np
 
-from .feeder import defer_stack
+from ..lod_tensor import LoDTensor
+from .feeder import DeferredField, defer_stack
 
-__all__ = ["COLLATE_FN_MAP", "default_collate_fn", "default_convert_fn", "describe_samples"]
+__all__ = ["COLLATE_FN_MAP", "StructuredBatch", "default_collate_fn", "default_convert_fn", "describe_samples",
+           "flatten_batch", "restore_batch"]
 
 
 def _collate_arrays(fields):
@@ -136,21 +148,24 @@ def default_collate_fn(batch):
 
     Args:
         batch (list): samples from ``Dataset.__getitem__``; each is an ndarray or number (one field), a
-            tuple/list of them, or a dict (fields in the key order of the first sample).
+            tuple/list of them, or a dict; dicts and lists may nest (NOTE [ Nested batches ... ]).
 
     Returns:
-        list of ndarrays, one per field, each with the batch as dim 0. Python ints become int64, Python
-        floats float32, bools bool; numpy arrays and scalars keep their dtype.
+        list of ndarrays, one per field, each with the batch as dim 0; a dict of them, key-wise, for dict
+        samples, and the same nesting for nested samples (strings stay lists of str). Python ints become
+        int64, Python floats float32, bools bool; numpy arrays and scalars keep their dtype.
 
     Raises:
         TypeError: a field's type cannot be batched (names the field and types), or samples differ in
-            their number of fields. ValueError: arrays of one field differ in shape.
+            their number of fields or keys. ValueError: arrays of one field differ in shape.
     """
     if not batch:
         raise ValueError("default_collate_fn got an empty batch")
     fast = _collate_uniform_arrays(batch)
     if fast is not None:
         return fast
+    if _is_nested(batch[0]):
+        return _collate_nested(batch, "the sample")
     per_sample = [_sample_fields(s) for s in batch]
     counts = {len(f) for f in per_sample}
     if len(counts) > 1:
@@ -158,6 +173,111 @@ def default_collate_fn(batch):
     single = len(per_sample[0]) == 1 and per_sample[0][0] is batch[0]
     return [_collate_field(list(column), "the sample" if single else f"field {i}")
             for i, column in enumerate(zip(*per_sample))]
+
+
+def _is_numbers(obj):
+    """A number, or a (nested) list/tuple of numbers only: one array field (``[3]`` as a label)."""
+    if isinstance(obj, (list, tuple)):
+        return all(map(_is_numbers, obj))
+    return isinstance(obj, (numbers.Number, np.generic))
+
+
+_FIELD_TYPES = (np.ndarray, LoDTensor, DeferredField)  # one field each (a DeferredField is a tuple)
+
+
+def _is_container(obj):
+    """A dict, or a list/tuple that is not a field and not numbers only."""
+    if isinstance(obj, Mapping):
+        return True
+    return isinstance(obj, (list, tuple)) and not isinstance(obj, _FIELD_TYPES) and not _is_numbers(obj)
+
+
+def _is_nested(sample):
+    """A sample that is not a flat list of fields: a dict, a string, or a list/tuple holding one of
+    those or a list of arrays."""
+    if isinstance(sample, (Mapping, str, bytes)):
+        return True
+    return _is_container(sample) and any(isinstance(f, (str, bytes)) or _is_container(f) for f in sample)
+
+
+def _collate_nested(samples, where):
+    """paddle 2.x's recursive collate: dicts key-wise (the first sample's keys, in its order), lists and
+    tuples position-wise (as lists), strings as lists of str, anything else through ``_collate_field``."""
+    first = samples[0]
+    if isinstance(first, Mapping):
+        keys = list(first)
+        for i, sample in enumerate(samples):
+            if not isinstance(sample, Mapping) or set(sample) != set(keys):
+                got = sorted(sample) if isinstance(sample, Mapping) else type(sample).__name__
+                raise TypeError(f"default_collate_fn: {where} is a dict with keys {keys} in the batch's first "
+                                f"sample but {got} in its sample {i}")
+        return {k: _collate_nested([s[k] for s in samples], f"{where}[{k!r}]") for k in keys}
+    if isinstance(first, (str, bytes)):
+        if not all(isinstance(s, type(first)) for s in samples):
+            raise TypeError(f"default_collate_fn cannot batch {where} of type(s) "
+                            f"{', '.join(sorted({type(s).__name__ for s in samples}))}")
+        return list(samples)
+    if _is_container(first):
+        lengths = {len(s) if isinstance(s, (list, tuple)) else -1 for s in samples}
+        if len(lengths) > 1:
+            raise TypeError(f"default_collate_fn: {where} is a list of {len(first)} fields in the batch's first "
+                            "sample but not in every sample (different lengths or types)")
+        return [_collate_nested(list(column), f"{where}[{i}]") for i, column in enumerate(zip(*samples))]
+    return _collate_field(samples, where)
+
+
+class _Leaf(int):
+    """In a ``StructuredBatch.structure``: the index of an array among the batch's fields."""
+
+
+class StructuredBatch(list):
+    """A nested batch as the feeding runtime moves it: its arrays in order (this list) and ``structure``,
+    the user's dicts and lists with ``_Leaf`` indices in the arrays' places (NOTE [ Nested batches ... ])."""
+    __slots__ = ("structure",)
+
+    def __init__(self, fields, structure):
+        super().__init__(fields)
+        self.structure = structure
+
+
+def flatten_batch(batch, as_field):
+    """What a collate function returned -> a list of fields (``as_field(x)`` each), or a
+    ``StructuredBatch`` when ``batch`` is a dict or holds dicts, strings or lists of arrays."""
+    if isinstance(batch, (list, tuple)) and not _is_nested(batch):
+        return [as_field(f) for f in batch]
+    if not isinstance(batch, (Mapping, list, tuple)):
+        return [as_field(batch)]
+    fields = []
+
+    def walk(node):
+        if isinstance(node, Mapping):
+            return {k: walk(v) for k, v in node.items()}
+        if _is_container(node):
+            return [walk(v) for v in node]
+        if node is None or isinstance(node, (str, bytes)) or type(node) in (int, float, bool):
+            return node  # kept as they are, like paddle 2.x (a collate_fn's own Python values)
+        fields.append(as_field(node))
+        return _Leaf(len(fields) - 1)
+    return StructuredBatch(fields, walk(batch))
+
+
+def restore_batch(fields, convert=None):
+    """A batch's fields -> what the user gets: the same list, or the dicts and lists of a
+    ``StructuredBatch``; ``convert`` (e.g. to eager tensors) is applied to every array."""
+    structure = getattr(fields, "structure", None)
+    if structure is None:
+        return fields if convert is None else [convert(f) for f in fields]
+    convert = convert or (lambda f: f)
+
+    def build(node):
+        if type(node) is _Leaf:
+            return convert(fields[node])
+        if isinstance(node, dict):
+            return {k: build(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [build(v) for v in node]
+        return node
+    return build(structure)
 
 
 def default_collate_deferred(batch):
@@ -171,8 +291,19 @@ def default_collate_deferred(batch):
 
 
 def default_convert_fn(sample):
-    """One sample -> list of ndarrays (no batch dim): what the loader yields when ``batch_size=None``."""
+    """One sample -> its fields as ndarrays (no batch dim): what the loader yields when ``batch_size=None``.
+    A list of arrays, or for a nested sample (a dict ...) the same nesting."""
+    if _is_nested(sample):
+        return _unbatch(_collate_nested([sample], "the sample"))
     return [np.asarray(_collate_field([f], f"field {i}"))[0] for i, f in enumerate(_sample_fields(sample))]
+
+
+def _unbatch(node):
+    if isinstance(node, dict):
+        return {k: _unbatch(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return node[0] if node and isinstance(node[0], (str, bytes)) else [_unbatch(v) for v in node]
+    return node[0]
 
 
 def _describe(obj):

@@ -7,7 +7,7 @@ the per-epoch diagnosis counters and the read op's need_check_feed checks (REFER
 import time
 from collections import deque
 
-from ..errors import QUEUE_KILLED_MESSAGE, EOFException
+from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ReaderKilledError
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .diagnosis import EpochStats, publish
@@ -65,6 +65,7 @@ class FeedReader:
         self._slots = slots
         self._checks = _field_checks(slots) if check_feed else ()
         self._staged = deque()
+        self._pending_error = None  # a reader error met in the middle of a round: raised at the next read
         self._stage = None
         self.started = False
         self.external = False  # someone took the queue to push by hand (J66): no start() needed
@@ -79,6 +80,7 @@ class FeedReader:
         """Start reading from ``stage`` with fresh counters."""
         self._stage, self.started = stage, True
         self._staged.clear()
+        self._pending_error = None
         self.last_stats, self.stats = self.stats, EpochStats(self.stats.capacity, self.stats.epoch + 1)
 
     def end_epoch(self):
@@ -86,6 +88,7 @@ class FeedReader:
         publish(self.stats)
         self.started = False
         self._staged.clear()
+        self._pending_error = None
         if self._stage is not None:
             self._stage.stop()
 
@@ -97,6 +100,9 @@ class FeedReader:
         """One batch; EOFException at the end, ReaderKilledError (chained) if the reader failed."""
         if self._staged:
             return self._staged.popleft()
+        if self._pending_error is not None:
+            error, self._pending_error = self._pending_error, None
+            raise error
         stage = self._stage
         if not self.started and not self.external:
             raise _passthrough(RuntimeError(NOT_STARTED_MESSAGE))
@@ -120,7 +126,11 @@ class FeedReader:
 
     def read_round(self, num_places, drop_last=True):
         """Up to ``num_places`` batches in order (K68); EOFException when none, or when fewer than
-        ``num_places`` are left and ``drop_last`` (K70)."""
+        ``num_places`` are left and ``drop_last`` (K70). A reader error after some batches of the round
+        ends it the same way: without ``drop_last`` the batches made before it are returned and the error
+        is raised by the next read."""
+        if num_places < 1:
+            raise ValueError(f"read_round needs at least one place, but was asked for {num_places}")
         batches = []
         try:
             for _ in range(num_places):
@@ -128,4 +138,8 @@ class FeedReader:
         except EOFException:
             if not batches or drop_last:
                 raise
+        except ReaderKilledError as error:  # reader failure, worker death, timeout
+            if not batches or drop_last:
+                raise
+            self._pending_error = error
         return batches

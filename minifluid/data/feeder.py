@@ -16,6 +16,7 @@ from ..dtypes import to_numpy_dtype
 from ..framework.program import default_main_program
 from ..lod_tensor import LoDTensor
 from ..places import _cpu_num, cuda_places
+from .feed_errors import column_error, describe_value, sample_error
 
 __all__ = ["DataFeeder", "SlotSpec", "CONVERTERS", "slot_specs", "make_converters", "convert_sample_list"]
 
@@ -56,13 +57,14 @@ def _reshape_target(shape):
     return tuple(shape)
 
 
-def _reshaped(arr, target):
+def _reshaped(arr, target, name=None):
     if target is not None and arr.ndim != len(target):
         try:
             return arr.reshape(target)
         except ValueError as e:
-            raise ValueError("Reshape error. What is defined in data layer is {}, but receive {}"
-                             .format(target, arr.shape)) from e
+            where = "" if name is None else f" (feed variable '{name}')"
+            raise ValueError("Reshape error. What is defined in data layer is {}, but receive {}{}"
+                             .format(target, arr.shape, where)) from e
     return arr
 
 
@@ -84,15 +86,19 @@ class _DenseConverter:
     """Column of samples -> ndarray of the slot's dtype, reshaped like fluid's DataFeeder."""
 
     def __init__(self, spec):
-        self.dtype, self.target = spec.dtype, _reshape_target(spec.shape)
+        self.spec, self.dtype, self.target = spec, spec.dtype, _reshape_target(spec.shape)
 
     def __call__(self, column):
-        return _reshaped(np.array(column, dtype=self.dtype), self.target)
+        try:
+            arr = np.array(column, dtype=self.dtype)
+        except (TypeError, ValueError) as e:
+            raise column_error(self.spec, column, e) from None
+        return _reshaped(arr, self.target, self.spec.name)
 
     def deferred(self, column):
         """``__call__`` as a DeferredField, when ``defer_stack`` takes the column; else None."""
-        target = self.target
-        return defer_stack(column, self.dtype, lambda out: _reshaped(out, target))
+        target, name = self.target, self.spec.name
+        return defer_stack(column, self.dtype, lambda out: _reshaped(out, target, name))
 
 
 def defer_stack(column, dtype, finish=None):
@@ -114,26 +120,34 @@ def defer_stack(column, dtype, finish=None):
     return DeferredField((len(column), *shape), np.dtype(dtype), fill)
 
 
-def _lod_converter(spec):
-    dtype, target, level = spec.dtype, _reshape_target(spec.shape), spec.lod_level
-
-    def flatten(field, depth, lengths, leaves):
-        if depth == level:
-            leaves.append(field)
-            return
-        lengths[depth].append(len(field))
-        for sub in field:
-            flatten(sub, depth + 1, lengths, leaves)
-
-    def convert(column):
-        lengths, leaves = [[] for _ in range(level)], []
-        for field in column:
-            flatten(field, 0, lengths, leaves)
-        return LoDTensor(_reshaped(np.array(leaves, dtype=dtype), target), lengths)
-    return convert
+def _flatten(field, depth, level, lengths, leaves):
+    if depth == level:
+        leaves.append(field)
+        return
+    lengths[depth].append(len(field))
+    for sub in field:
+        _flatten(sub, depth + 1, level, lengths, leaves)
 
 
-CONVERTERS = {"dense": _DenseConverter, "lod": _lod_converter}
+class _LoDConverter:
+    """Column of nested samples -> LoDTensor: the leaves stacked, their nesting as recursive lengths."""
+
+    def __init__(self, spec):
+        self.spec, self.target = spec, _reshape_target(spec.shape)
+
+    def __call__(self, column):
+        spec = self.spec
+        lengths, leaves = [[] for _ in range(spec.lod_level)], []
+        try:
+            for field in column:
+                _flatten(field, 0, spec.lod_level, lengths, leaves)
+            arr = np.array(leaves, dtype=spec.dtype)
+        except (TypeError, ValueError) as e:
+            raise column_error(spec, column, e) from None
+        return LoDTensor(_reshaped(arr, self.target, spec.name), lengths)
+
+
+CONVERTERS = {"dense": _DenseConverter, "lod": _LoDConverter}
 """Converter factories by slot kind: ``factory(spec) -> convert(column) -> batch field``."""
 
 
@@ -146,29 +160,53 @@ def make_converters(specs):
 
 
 def _columns(samples, n, count_error):
-    if not isinstance(samples, (list, tuple)):
-        samples = list(samples)
     lengths = set(map(len, samples))
     if lengths and lengths != {n}:
-        raise count_error(next(len(s) for s in samples if len(s) != n), n)
+        position, got = next((i, len(s)) for i, s in enumerate(samples) if len(s) != n)
+        err = count_error(got, n)
+        raise type(err)(f"{err} (sample {position} of the batch, counting from 0, has {got} field(s))") from None
     return zip(*samples) if samples else [()] * n
+
+
+def _converted(samples, converters, count_error, convert_one):
+    """The batch's fields; when conversion fails, a sample that is not a tuple of fields is blamed
+    first (a dict's keys or a None would otherwise be misread as bad values in some column)."""
+    if not isinstance(samples, (list, tuple)):
+        if samples is None or isinstance(samples, (dict, str, bytes)):
+            raise TypeError(f"a batch of samples is {describe_value(samples)}; expected a list of samples, each a "
+                            f"tuple with one field per feed variable: {[c.spec.name for c in converters]}")
+        samples = list(samples)
+    try:
+        return [convert_one(conv, column) for conv, column in
+                zip(converters, _columns(samples, len(converters), count_error))]
+    except (TypeError, ValueError):
+        better = sample_error(samples, [c.spec.name for c in converters])
+        if better is None:
+            raise
+        raise better from None
+
+
+def _convert_now(conv, column):
+    return conv(column)
+
+
+def _convert_or_defer(conv, column):
+    deferred = getattr(conv, "deferred", None)
+    field = deferred(column) if deferred is not None else None
+    return conv(column) if field is None else field
 
 
 def convert_sample_list(samples, converters, count_error):
     """One batch (a list of fields) from a list of samples; ``count_error(got, expected)`` builds
-    the exception for a sample with the wrong number of fields."""
-    return [conv(column) for conv, column in zip(converters, _columns(samples, len(converters), count_error))]
+    the exception for a sample with the wrong number of fields. A field that cannot be converted is a
+    TypeError or ValueError naming the variable, the sample, what came and what was expected."""
+    return _converted(samples, converters, count_error, _convert_now)
 
 
 def convert_or_defer(samples, converters, count_error):
     """``convert_sample_list``, except that big dense fields come back as ``DeferredField``s, for a
     writer that can stack them straight into their destination (a worker's shared-memory slot)."""
-    fields = []
-    for conv, column in zip(converters, _columns(samples, len(converters), count_error)):
-        deferred = getattr(conv, "deferred", None)
-        field = deferred(column) if deferred is not None else None
-        fields.append(conv(column) if field is None else field)
-    return fields
+    return _converted(samples, converters, count_error, _convert_or_defer)
 
 
 def _feeder_count_error(got, expected):

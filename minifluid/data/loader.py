@@ -37,6 +37,7 @@ Topology (one epoch):
 import atexit
 import gc
 import logging
+import numbers
 import threading
 import warnings
 import weakref
@@ -45,17 +46,19 @@ import numpy as np
 
 from .._blas import limit_for_background_threads
 from ..dtypes import to_numpy_dtype
-from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ExceptionWrapper, ReaderKilledError
+from ..errors import QUEUE_KILLED_MESSAGE, ConversionFailed, EOFException, ExceptionWrapper, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.program import default_main_program, default_startup_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..layers import io as layers_io
 from ..lod_tensor import LoDTensor
+from ..places import non_empty_places
 from . import adapters, options
 from .dataloader import DatasetLoader
 from .feeder import SlotSpec, slot_specs
 from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader, _passthrough
+from .loops import wait_seconds
 from .prefetch import make_stage
 from .queue import END_OF_DATA, BlockingQueue
 from .worker import ProcessBatchSource
@@ -100,7 +103,8 @@ def _producer_loop(source, queue, generation):
     except ReaderKilledError as e:
         queue.kill(_Forwarded(e), generation=generation)
     except BaseException as e:
-        _log.warning("Your reader has raised an exception! %s: %s", type(e).__name__, e)
+        if not isinstance(e, ConversionFailed):  # fluid's line, for the reader's own errors only
+            _log.warning("Your reader has raised an exception! %s: %s", type(e).__name__, e)
         queue.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"), generation=generation)
     finally:
         close = getattr(source, "close", None)
@@ -181,6 +185,19 @@ class _WorkerFeed:
 
 
 # --- consumer ---------------------------------------------------------------------------------------
+def _check(condition, message):
+    """fluid asserts these; an explicit raise keeps them under ``python -O`` (an assert vanishes there)."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def _check_batch_size(batch_size):
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"batch_size must be a positive int, but received {batch_size!r} "
+                        f"({type(batch_size).__name__})")
+    _check(batch_size > 0, f"batch_size must be larger than 0, but received {batch_size}")
+
+
 def _new_queue(capacity):
     return BlockingQueue(capacity, wake_level=max(1, min(WAKE_LEVEL, capacity // 4)))
 
@@ -194,7 +211,7 @@ def _tensor(field, place):
 
 
 def _convert_places(places, use_double_buffer):
-    places = list(places) if isinstance(places, (list, tuple)) else [places]
+    places = non_empty_places(places, "an iterable DataLoader")
     for p in places:
         if not hasattr(p, "is_gpu_place"):
             raise TypeError(f"places must be CPUPlace/CUDAPlace objects, got {type(p).__name__}")
@@ -314,7 +331,7 @@ class GeneratorLoader(DataLoaderBase):
         self._slots, self._names = slots, None if slots is None else [s.name for s in slots]
         self._capacity, self._use_double_buffer = int(capacity), bool(use_double_buffer)
         self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
-        self._use_multiprocess, self._timeout = bool(use_multiprocess), timeout
+        self._use_multiprocess, self._timeout = bool(use_multiprocess), wait_seconds(timeout)
         self._keep_order = options.keep_data_loader_order()
         self._batch_reader = None
         self._places = None
@@ -322,7 +339,7 @@ class GeneratorLoader(DataLoaderBase):
         self._worker_pid_list = []
         self._queue = None
         self._reader = FeedReader(slots, self._capacity, check_feed=not iterable)
-        self._consumer_timeout = None if self._use_multiprocess else timeout  # a worker times out itself
+        self._consumer_timeout = None if self._use_multiprocess else self._timeout  # a worker times out itself
         self._epochs = 0
         self._epoch_open = False
         _live_loaders.add(self)
@@ -374,23 +391,22 @@ class GeneratorLoader(DataLoaderBase):
 
     # --- data sources (each returns the loader; REFERENCE H48-H51) ----------------------------------
     def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
-        assert batch_size > 0, "batch_size must be larger than 0"
+        _check_batch_size(batch_size)
         return self._set_source(adapters.from_sample_generator(reader, batch_size, drop_last, self._slots), places)
 
     def set_sample_list_generator(self, reader, places=None):
         return self._set_source(adapters.from_sample_list_generator(reader, self._slots), places)
 
     def set_batch_generator(self, reader, places=None):
-        num_slots = None if self._slots is None else len(self._slots)
-        return self._set_source(adapters.from_batch_generator(reader, num_slots), places)
+        return self._set_source(adapters.from_batch_generator(reader, self._names), places)
 
     def _set_source(self, batch_reader, places):
         if self._iterable:
             if places is None and self._eager is not None:
                 places = self._eager.expected_place
-            assert places is not None, "Places cannot be None when DataLoader is iterable"
+            _check(places is not None, "Places cannot be None when DataLoader is iterable")
             self._places = _convert_places(places, self._use_double_buffer)
-            assert self._eager is None or len(self._places) == 1, "Number of places must be 1 in imperative mode"
+            _check(self._eager is None or len(self._places) == 1, "Number of places must be 1 in imperative mode")
         elif places is not None:
             _log.info("places would be ommited when DataLoader is not iterable")
         self._batch_reader = batch_reader
@@ -446,8 +462,8 @@ class GeneratorLoader(DataLoaderBase):
         return self._next_step()
 
     def _begin_iterable_epoch(self):
-        assert self._iterable, "DataLoader is not iterable"
-        assert self._batch_reader is not None, "Data source of DataLoader has not set yet"
+        _check(self._iterable, "DataLoader is not iterable")
+        _check(self._batch_reader is not None, "Data source of DataLoader has not set yet")
         self._stop()
         self._queue = _new_queue(self._capacity)
         self._start_epoch(self._queue, lambda: make_stage(self._queue, self._places, self._use_double_buffer,
@@ -501,8 +517,8 @@ class GeneratorLoader(DataLoaderBase):
     # --- non-iterable mode --------------------------------------------------------------------------
     def start(self):
         """Start the producer for one epoch (non-iterable mode)."""
-        assert not self._iterable, "start() cannot be called when DataLoader is iterable"
-        assert self._batch_reader is not None, "Data source of DataLoader has not set yet"
+        _check(not self._iterable, "start() cannot be called when DataLoader is iterable")
+        _check(self._batch_reader is not None, "Data source of DataLoader has not set yet")
         if self._producer is not None:
             raise RuntimeError("start() was called twice without reset(): the DataLoader is already running. "
                                "Call reset() after the EOFException that ends an epoch (or to abandon it) "
@@ -511,7 +527,7 @@ class GeneratorLoader(DataLoaderBase):
 
     def reset(self):
         """Stop the epoch (at EOF or midway; safe before start() and twice) and empty the queue."""
-        assert not self._iterable, "reset() cannot be called when DataLoader is iterable"
+        _check(not self._iterable, "reset() cannot be called when DataLoader is iterable")
         self._stop()
         self._queue.reset()
         self._reader.set_stage(self._stage)  # the queue's stage again (a worker's stage ends with its epoch)
@@ -577,7 +593,9 @@ class DataLoader:
             use_multiprocess (bool, default False): run the generator in a worker process (shared memory).
             drop_last (bool, default True): with several places, drop a last round that cannot give
                 every place a batch.
-            timeout (float or None): seconds to wait for one batch before raising; None waits forever.
+            timeout (float or None): seconds to wait for one batch before raising ``ReaderTimeoutError``;
+                None or 0 waits forever (as ``DataLoader(dataset, timeout=0)``), with a
+                ``DataLoaderStallWarning`` after ``data.loops.STALL_WARNING_S`` seconds without a batch.
 
         Diagnosis: ``print(loader.bottleneck())`` -> "reader-bound: ..." or "compute-bound: ...".
         """

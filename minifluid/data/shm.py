@@ -39,6 +39,7 @@ from typing import NamedTuple
 import _posixshmem
 import numpy as np
 
+from minifluid.data.collate import StructuredBatch
 from minifluid.data.feeder import DeferredField
 from minifluid.lod_tensor import LoDTensor
 
@@ -59,12 +60,14 @@ class ShmAllocationError(OSError):
 
 
 class BatchMeta(NamedTuple):
-    """What crosses the pipe for one batch; ``fields`` holds (offset, shape, dtype str, lod or None).
+    """What crosses the pipe for one batch; ``fields`` holds (offset, shape, dtype str, lod or None);
+    ``structure`` the dicts and lists of a nested batch (NOTE [ Nested batches ... ] in collate.py).
     A NamedTuple: it pickles and unpickles in a third of a frozen dataclass's time (once per batch)."""
     slot_id: int
     name: str
     size: int
     fields: tuple
+    structure: object = None
 
 
 def new_segment_prefix():
@@ -223,7 +226,7 @@ class SlotWriter:
             out = part.fill(np.ndarray(part.shape, part.dtype, buffer=slot.mm, offset=offset))
             fields.append((offset, out.shape, out.dtype.str, lod))
         slot.delivered = True  # the caller sends the meta next; the parent then owns the name
-        return BatchMeta(slot_id, slot.name, slot.size, tuple(fields))
+        return BatchMeta(slot_id, slot.name, slot.size, tuple(fields), getattr(batch, "structure", None))
 
     def _acquire(self, nbytes):
         need = _round_up(max(nbytes, 1), mmap.PAGESIZE)
@@ -332,7 +335,7 @@ class SlotReader:
         else:
             self._live.add(meta.slot_id)
             weakref.finalize(base, _released, self._live, self.freed, meta.slot_id).atexit = False
-        return out
+        return out if meta.structure is None else StructuredBatch(out, meta.structure)
 
     def drain_freed(self):
         """Pop and return the slot ids freed since the last call, as a tuple."""

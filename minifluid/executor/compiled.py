@@ -7,6 +7,14 @@ scope (``ChainMap``: reads fall through to parameters, writes stay local). The
 gradients the optimizer ops read are averaged across replicas (fluid's
 scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once.
 Replicas run one after another: on numpy this equals P devices in lock-step.
+
+NOTE [ Splitting a dict feed ]
+Each fed value is split on dim 0 with fluid's rule (``split_feed``), so a batch smaller than the
+number of places gives fewer parts, and only that many replicas run (fluid's partial feed; the
+averaged gradients are over the replicas that ran). A persistable variable fed one row (a learning
+rate, say) is copied to every place. The non-persistable variables must give equal numbers of parts,
+and the persistable ones as many or more: a feed whose rows would go unused is a ValueError, never a
+silent drop.
 """
 from collections import ChainMap
 
@@ -14,8 +22,9 @@ import numpy as np
 
 from ..framework.program import Program
 from ..lod_tensor import LoDTensor
+from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import OpRole
-from ..places import cpu_places, cuda_places
+from ..places import cpu_places, cuda_places, non_empty_places
 from .context import Frame
 from .executor import _compile_op, _fetch_value, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
@@ -49,6 +58,9 @@ class ExecutionStrategy:
         self.num_iteration_per_drop_scope = 1
 
 
+_DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
+
+
 class _ParallelPlan:
     __slots__ = ("feeds", "compute", "optimize", "grads", "fetches", "reader")
 
@@ -61,7 +73,7 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     block = program.global_block()
     plan = _ParallelPlan()
     plan.feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
-    compute_ops = [op for op in block.ops if not _is_optimize(op)]
+    compute_ops = [op for op in block.ops if not _is_optimize(op) and op.type not in FEED_FETCH_OPS]
     optimize_ops = [op for op in block.ops if _is_optimize(op)]
     written = {n for op in compute_ops for n in op.output_arg_names}
     plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names
@@ -72,6 +84,37 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     read_ops = [op for op in block.ops if op.type == "read"]
     plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None
     return plan
+
+
+def _split_dict(feed, num_places, specs):
+    """One feed dict split on dim 0 across the places (NOTE [ Splitting a dict feed ])."""
+    parts, persistable = {}, set()
+    for name, value in feed.items():
+        spec = specs.get(name)
+        chunks = [LoDTensor(array, lod) if lod else array
+                  for array, lod in split_feed(*convert_feed_value(name, value, spec), num_places)]
+        if spec is not None and spec.persistable:
+            persistable.add(name)
+            if len(chunks) == 1:
+                chunks *= num_places
+        parts[name] = chunks
+    counts = {}
+    for name, chunks in parts.items():
+        counts.setdefault(name in persistable, {})[name] = len(chunks)
+    for kind, of_kind in counts.items():
+        if len(set(of_kind.values())) > 1:
+            raise ValueError(
+                f"The feeded number of different {'persistable' if kind else 'non-persistable'} variables should "
+                f"be the same: split across {num_places} places they give {of_kind} parts, and running the "
+                "smallest number of places would leave the others' rows unused. Feed as many rows to each.")
+    data_parts = next(iter(counts.get(False, counts.get(True, {0: 0})).values()))
+    state_parts = next(iter(counts.get(True, {0: data_parts}).values()))
+    if state_parts < data_parts:
+        raise ValueError(
+            "The feeded number of persistable variables should not be less than non-persistable variables: "
+            f"{counts[True]} parts for {counts[False]} (feed one row of a persistable variable to copy it to "
+            f"every place, or as many rows as the places used, {data_parts})")
+    return [{name: chunks[k] for name, chunks in parts.items()} for k in range(data_parts)]
 
 
 class CompiledProgram:
@@ -93,12 +136,12 @@ class CompiledProgram:
         self._data_parallel = True
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
-        self._places = list(places) if places is not None else None
+        self._places = non_empty_places(places, _DATA_PARALLEL) if places is not None else None
         return self
 
     def _resolve_places(self, exe):
         if self._places is None:
-            self._places = cuda_places() if exe.place.is_gpu_place() else cpu_places()
+            self._places = non_empty_places(cuda_places() if exe.place.is_gpu_place() else cpu_places(), _DATA_PARALLEL)
         return self._places
 
     def _plan(self, feed_names, fetch_list_names):
@@ -134,17 +177,11 @@ class CompiledProgram:
     @staticmethod
     def _split(feed, num_places, specs=None):
         """Per-place feed dicts, by fluid's rules (REFERENCE D21); ``specs`` (name -> FeedSpec) give the
-        dtype a list or scalar in a dict feed is converted to (D16)."""
+        dtype a list or scalar in a dict feed is converted to (D16) and which variables are persistable."""
         if feed is None or (isinstance(feed, dict) and not feed):
             return []
         if isinstance(feed, dict):
-            specs = specs or {}
-            chunks = {name: [LoDTensor(array, lod) if lod else array
-                             for array, lod in split_feed(*convert_feed_value(name, value, specs.get(name)),
-                                                          num_places)]
-                      for name, value in feed.items()}
-            count = min(len(c) for c in chunks.values())
-            return [{name: c[k] for name, c in chunks.items()} for k in range(count)]
+            return _split_dict(feed, num_places, specs or {})
         if isinstance(feed, (list, tuple)):
             if len(feed) > num_places:
                 raise ValueError("Feed a list of tensor, the list should be the same size as places "

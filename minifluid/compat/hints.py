@@ -1,0 +1,279 @@
+"""What to tell a legacy script that reaches for an API minifluid does not have.
+
+Two written tables, no guessing: ``REPLACEMENTS`` gives, for a name legacy code uses, what to write
+instead with minifluid (each API it names exists: tests/compat/test_hints.py resolves them), and
+``NOT_SUPPORTED_YET`` sorts the fluid 1.8 / paddle 2.0 names minifluid lacks into API families, so
+the error says which part of fluid is missing. ``tools/gen_api_table.py`` prints both into README.md.
+A name in neither table is simply "not implemented by minifluid".
+"""
+
+__all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
+
+_FLUID_ONE_POINT_SIX_NO_OP = "nothing, delete the call (fluid 1.6+ made it a no-op too)"
+
+# legacy API (full module path . name) -> what to write instead
+REPLACEMENTS = {
+    "paddle.fluid.ParallelExecutor": "fluid.CompiledProgram(main_program).with_data_parallel(loss_name=loss.name)",
+    "paddle.static.ParallelExecutor": "fluid.CompiledProgram(main_program).with_data_parallel(loss_name=loss.name)",
+    "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
+    "paddle.fluid.memory_optimize": _FLUID_ONE_POINT_SIX_NO_OP,
+    "paddle.fluid.release_memory": _FLUID_ONE_POINT_SIX_NO_OP,
+    "paddle.fluid.Linear": "fluid.dygraph.Linear",
+    "paddle.fluid.Conv2D": "fluid.dygraph.Conv2D",
+    "paddle.fluid.Pool2D": "fluid.dygraph.Pool2D",
+    "paddle.fluid.BatchNorm": "fluid.dygraph.BatchNorm",
+    "paddle.fluid.Dropout": "fluid.dygraph.Dropout",
+    "paddle.fluid.Layer": "fluid.dygraph.Layer",
+    "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
+    "paddle.fluid.Tensor": "fluid.LoDTensor",
+    "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
+    "paddle.fluid.load_dygraph": "fluid.dygraph.load_dygraph(model_path)",
+    "paddle.fluid.enable_imperative": "fluid.enable_dygraph(place)",
+    "paddle.fluid.disable_imperative": "fluid.disable_dygraph()",
+    "paddle.fluid.dygraph.enable_imperative": "fluid.dygraph.enable_dygraph(place)",
+    "paddle.fluid.dygraph.disable_imperative": "fluid.dygraph.disable_dygraph()",
+    "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
+    "paddle.static.append_backward": "fluid.backward.append_backward(loss)",
+    "paddle.fluid.embedding": "fluid.layers.embedding(input, size) (its ids carry a trailing dimension of 1)",
+    "paddle.fluid.create_random_int_lodtensor":
+        "fluid.create_lod_tensor(np.random.randint(low, high, [sum(lengths)] + base_shape), recursive_seq_lens, "
+        "place)",
+    "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
+    "paddle.fluid.layers.sum": "fluid.layers.sums(input)",
+    "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
+    "paddle.fluid.layers.pow": "x ** factor",
+    "paddle.fluid.layers.mul": "fluid.layers.matmul(x, y) for 2-D x and y (or fluid.layers.fc)",
+    "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
+    "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
+    "paddle.fluid.dygraph.Sequential": "paddle.nn.Sequential(*layers)",
+    "paddle.fluid.dygraph.LayerList": "paddle.nn.LayerList(sublayers)",
+    "paddle.fluid.dygraph.MSELoss": "paddle.nn.MSELoss(reduction)",
+    "paddle.static.Print": "fluid.layers.Print(input)",
+    "paddle.static.accuracy": "fluid.layers.accuracy(input, label, k=1)",
+    "paddle.static.create_global_var": "fluid.layers.create_global_var(shape, value, dtype, persistable=False)",
+    "paddle.static.save_vars": "fluid.io.save_vars(executor, dirname, main_program, vars)",
+    "paddle.static.load_vars": "fluid.io.load_vars(executor, dirname, main_program, vars)",
+    "paddle.CUDAPinnedPlace": "fluid.CUDAPinnedPlace()",
+    "paddle.is_compiled_with_cuda": "fluid.is_compiled_with_cuda()",
+    "paddle.nn.ClipGradByGlobalNorm": "fluid.clip.GradientClipByGlobalNorm(clip_norm)",
+    "paddle.nn.ClipGradByNorm": "fluid.clip.GradientClipByNorm(clip_norm)",
+    "paddle.nn.ClipGradByValue": "fluid.clip.GradientClipByValue(max, min)",
+}
+
+# API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
+NOT_SUPPORTED_YET = {
+    "control flow": {
+        "paddle.fluid.layers": """While Switch IfElse StaticRNN DynamicRNN cond case switch_case while_loop
+            increment array_read array_write array_length create_array is_empty tensor_array_to_tensor
+            reorder_lod_tensor_by_rank""",
+        "paddle": "increment is_empty"},
+    "comparison and logical ops": {
+        "paddle.fluid.layers": """less_than less_equal greater_than greater_equal equal not_equal elementwise_equal
+            logical_and logical_or logical_xor logical_not allclose has_inf has_nan isfinite""",
+        "paddle": """equal equal_all not_equal less_than less_equal greater_than greater_equal logical_and
+            logical_or logical_xor logical_not allclose isfinite isinf isnan"""},
+    "sequence (LoD) ops": {
+        "paddle.fluid.layers": """sequence_conv sequence_softmax sequence_pool sequence_concat sequence_first_step
+            sequence_last_step sequence_slice sequence_expand sequence_expand_as sequence_pad sequence_unpad
+            sequence_reshape sequence_scatter sequence_enumerate sequence_mask sequence_reverse lod_reset lod_append
+            im2sequence row_conv add_position_encoding""",
+        "paddle.fluid.nets": "sequence_conv_pool"},
+    "recurrent layers": {
+        "paddle.fluid.layers": """RNNCell GRUCell LSTMCell rnn dynamic_lstm dynamic_lstmp dynamic_gru gru_unit
+            lstm_unit lstm""",
+        "paddle.fluid.dygraph": "GRUUnit",
+        "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
+    "decoding (beam search, CRF, CTC)": {
+        "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
+            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode beam_search beam_search_decode gather_tree
+            linear_chain_crf crf_decoding chunk_eval ctc_greedy_decoder warpctc edit_distance""",
+        "paddle.nn": "BeamSearchDecoder dynamic_decode",
+        "paddle.nn.functional": "gather_tree"},
+    "attention and transformer layers": {
+        "paddle.fluid.nets": "scaled_dot_product_attention",
+        "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
+            TransformerDecoderLayer"""},
+    "detection": {
+        "paddle.fluid.layers": """prior_box density_prior_box multi_box_head bipartite_match target_assign
+            detection_output ssd_loss rpn_target_assign retinanet_target_assign sigmoid_focal_loss anchor_generator
+            roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
+            iou_similarity box_coder polygon_box_transform yolov3_loss yolo_box box_clip multiclass_nms
+            locality_aware_nms matrix_nms retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
+            collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
+        "paddle.nn.functional": "sigmoid_focal_loss"},
+    "image ops": {
+        "paddle.fluid.layers": """image_resize image_resize_short resize_bilinear resize_trilinear resize_nearest
+            interpolate affine_grid grid_sampler pixel_shuffle space_to_depth shuffle_channel temporal_shift
+            random_crop unfold affine_channel crop crop_tensor pad2d similarity_focus fsp_matrix""",
+        "paddle.nn": "Pad1D Pad2D Pad3D PixelShuffle Upsample UpsamplingBilinear2D UpsamplingNearest2D",
+        "paddle.nn.functional": "affine_grid grid_sample interpolate pad pixel_shuffle temporal_shift unfold upsample",
+        "paddle": "crop"},
+    "convolution and pooling": {
+        "paddle.fluid.layers": "conv3d conv2d_transpose conv3d_transpose deformable_conv pool3d adaptive_pool2d "
+                               "adaptive_pool3d",
+        "paddle.fluid": "Conv3D",
+        "paddle.fluid.dygraph": "Conv3D Conv2DTranspose Conv3DTranspose",
+        "paddle.nn": """Conv1D Conv1DTranspose Conv2DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D
+            MaxPool3D AdaptiveAvgPool1D AdaptiveAvgPool2D AdaptiveAvgPool3D AdaptiveMaxPool1D AdaptiveMaxPool2D
+            AdaptiveMaxPool3D""",
+        "paddle.nn.functional": """conv1d conv1d_transpose conv2d conv2d_transpose conv3d conv3d_transpose avg_pool1d
+            avg_pool2d avg_pool3d max_pool1d max_pool2d max_pool3d adaptive_avg_pool1d adaptive_avg_pool2d
+            adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d"""},
+    "normalization": {
+        "paddle.fluid.layers": "layer_norm group_norm instance_norm data_norm inplace_abn spectral_norm lrn "
+                               "l2_normalize",
+        "paddle.fluid": "LayerNorm WeightNormParamAttr",
+        "paddle.fluid.dygraph": "LayerNorm GroupNorm InstanceNorm SpectralNorm",
+        "paddle.nn": """BatchNorm BatchNorm1D BatchNorm2D BatchNorm3D SyncBatchNorm LayerNorm GroupNorm InstanceNorm1D
+            InstanceNorm2D InstanceNorm3D LocalResponseNorm SpectralNorm""",
+        "paddle.nn.functional": "batch_norm instance_norm layer_norm local_response_norm normalize",
+        "paddle.static": "WeightNormParamAttr"},
+    "activations": {
+        "paddle.fluid.layers": """elu relu6 leaky_relu prelu selu swish hard_swish hard_sigmoid brelu soft_relu stanh
+            thresholded_relu gelu mish softplus softsign softshrink hard_shrink tanh_shrink logsigmoid log_softmax
+            maxout""",
+        "paddle.fluid.nets": "glu",
+        "paddle.fluid.dygraph": "PRelu",
+        "paddle.nn": """ELU GELU Hardshrink Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Maxout
+            PReLU ReLU6 SELU Softplus Softshrink Softsign Swish Tanhshrink ThresholdedReLU""",
+        "paddle.nn.functional": """elu elu_ gelu hardshrink hardsigmoid hardswish hardtanh leaky_relu log_sigmoid
+            log_softmax maxout prelu relu6 relu_ selu softmax_ softplus softshrink softsign swish tanh_ tanhshrink
+            thresholded_relu""",
+        "paddle": "stanh tanh_"},
+    "dropout variants": {
+        "paddle.nn": "AlphaDropout Dropout2D Dropout3D",
+        "paddle.nn.functional": "alpha_dropout dropout2d dropout3d"},
+    "elementwise and reduction math": {
+        "paddle.fluid.layers": """abs exp log log1p sqrt rsqrt ceil floor round sin cos asin acos atan sign reciprocal
+            erf elementwise_mod elementwise_floordiv clip clip_by_norm clamp cumsum logsumexp reduce_prod reduce_all
+            reduce_any kron cross dot dist addmm addcmul bmm t trace meshgrid diag_embed cos_sim
+            bilinear_tensor_product multiplex""",
+        "paddle": """abs acos add add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist divide dot
+            erf exp floor floor_divide floor_mod histogram imag inverse kron log log10 log1p log2 logsumexp matmul
+            max maximum median min minimum mm mod multiply mv norm pow prod real reciprocal remainder round rsqrt
+            scale sign sin sinh sqrt square std subtract sum tanh trace var multiplex""",
+        "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
+        "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
+    "tensor manipulation and indexing": {
+        "paddle.fluid.layers": """gather gather_nd scatter scatter_nd scatter_nd_add slice strided_slice stack unstack
+            expand expand_as pad pad_constant_like flip roll reverse shape rank size unique unique_with_counts topk
+            argmax argmin argsort index_select index_sample where nonzero shard_index hash merge_selected_rows
+            get_tensor_from_selected_rows tril triu one_hot""",
+        "paddle.fluid": "one_hot",
+        "paddle": """assign broadcast_shape broadcast_to cast chunk concat expand expand_as flatten flip gather
+            gather_nd index_sample index_select masked_select nonzero numel rank reshape_ reverse roll scatter
+            scatter_ scatter_nd scatter_nd_add shape shard_index slice sort split squeeze squeeze_ stack
+            strided_slice t tile topk transpose tril triu unbind unique unsqueeze unsqueeze_ unstack where argmax
+            argmin argsort meshgrid is_tensor""",
+        "paddle.nn.functional": "one_hot"},
+    "tensor creation and random numbers": {
+        "paddle.fluid.layers": """fill_constant_batch_size_like zeros_like ones_like full full_like eye diag range
+            arange linspace create_parameter uniform_random uniform_random_batch_size_like gaussian_random
+            gaussian_random_batch_size_like randint randn randperm sampling_id""",
+        "paddle": """arange create_parameter diag empty empty_like eye full full_like linspace ones ones_like zeros
+            zeros_like bernoulli multinomial normal rand randint randn randperm standard_normal uniform
+            get_cuda_rng_state set_cuda_rng_state""",
+        "paddle.static": "create_parameter"},
+    "losses": {
+        "paddle.fluid.layers": """center_loss bpr_loss nce hsigmoid sampled_softmax_with_cross_entropy rank_loss
+            margin_rank_loss sigmoid_cross_entropy_with_logits teacher_student_sigmoid_loss huber_loss kldiv_loss
+            npair_loss smooth_l1 dice_loss log_loss label_smooth""",
+        "paddle.fluid.dygraph": "BCELoss L1Loss NLLLoss NCE",
+        "paddle.nn": "BCELoss BCEWithLogitsLoss CTCLoss HSigmoidLoss KLDivLoss L1Loss MarginRankingLoss NLLLoss "
+                     "SmoothL1Loss",
+        "paddle.nn.functional": """binary_cross_entropy binary_cross_entropy_with_logits ctc_loss dice_loss
+            hsigmoid_loss kl_div l1_loss log_loss margin_ranking_loss nll_loss npair_loss smooth_l1_loss
+            label_smooth"""},
+    "other dygraph layers": {
+        "paddle.fluid": "Embedding",
+        "paddle.fluid.dygraph": "Embedding BilinearTensorProduct TreeConv ParameterList",
+        "paddle.nn": "Embedding ParameterList",
+        "paddle.nn.functional": "embedding"},
+    "metrics": {
+        "paddle.fluid.layers": "auc mean_iou",
+        "paddle.fluid": "metrics average evaluator",
+        "paddle.static": "auc",
+        "paddle": "metric"},
+    "learning-rate schedules": {
+        "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
+        "paddle.fluid.dygraph": """NoamDecay PiecewiseDecay NaturalExpDecay ExponentialDecay InverseTimeDecay
+            PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
+            learning_rate_scheduler""",
+        "paddle.optimizer": "lr"},
+    "optimizers": {
+        "paddle.fluid.optimizer": """Adadelta AdadeltaOptimizer Adamax AdamaxOptimizer DecayedAdagrad
+            DecayedAdagradOptimizer Dpsgd DpsgdOptimizer Ftrl FtrlOptimizer LambOptimizer LarsMomentum
+            LarsMomentumOptimizer DGCMomentumOptimizer""",
+        "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
+    "optimizer wrappers (averaging, lookahead, recompute, pipeline)": {
+        "paddle.fluid.optimizer": "ExponentialMovingAverage ModelAverage LookaheadOptimizer PipelineOptimizer "
+                                  "RecomputeOptimizer"},
+    "gradient clipping": {"paddle.fluid.clip": "ErrorClipByValue"},
+    "initializers": {
+        "paddle.fluid.initializer": "Bilinear BilinearInitializer",
+        "paddle.nn": "initializer"},
+    "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
+    "autograd (higher-order gradients)": {"paddle.fluid.dygraph": "grad", "paddle": "grad"},
+    "dygraph to static (jit)": {
+        "paddle.fluid.dygraph": "ProgramTranslator TracedLayer declarative dygraph_to_static_func jit",
+        "paddle.static": "InputSpec",
+        "paddle": "jit"},
+    "distributed training": {
+        "paddle.fluid": "DistributeTranspiler DistributeTranspilerConfig HashName RoundRobin transpiler incubate",
+        "paddle.fluid.dygraph": "DataParallel ParallelEnv prepare_context parallel",
+        "paddle": "DataParallel distributed"},
+    "mixed precision, quantization and compression (contrib)": {
+        "paddle.fluid": "contrib",
+        "paddle.static": "amp",
+        "paddle": "amp"},
+    "file datasets and trainers (fluid.dataset)": {
+        "paddle.fluid": "DatasetFactory InMemoryDataset QueueDataset"},
+    "datasets and models (paddle.vision, paddle.text)": {
+        "paddle.dataset": "cifar imdb imikolov movielens uci_housing wmt14 wmt16 conll05 flowers voc2012 sentiment "
+                          "mq2007",
+        "paddle": "vision text",
+        "paddle.nn": "vision"},
+    "high-level training API (paddle.Model)": {"paddle": "Model callbacks summary flops hapi"},
+    "model export and serialization (paddle 2.x)": {
+        "paddle.static": """serialize_program deserialize_program serialize_persistables deserialize_persistables
+            save_to_file load_from_file""",
+        "paddle.fluid.layers": "load",
+        "paddle": "onnx"},
+    "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
+    "custom ops": {
+        "paddle.fluid.layers": "py_func",
+        "paddle.static": "py_func",
+        "paddle.fluid": "load_op_library"},
+    "program utilities": {
+        "paddle.fluid": "name_scope device_guard",
+        "paddle.static": "name_scope device_guard"},
+    "devices and runtime settings": {
+        "paddle.fluid": "get_flags set_flags profiler install_check ComplexVariable",
+        "paddle.static": "xpu_places",
+        "paddle": """XPUPlace is_compiled_with_xpu get_device get_cudnn_version set_printoptions"""},
+}
+
+
+def not_supported_yet():
+    """{legacy module: {name: family}} flattened from ``NOT_SUPPORTED_YET``."""
+    flat = {}
+    for family, modules in NOT_SUPPORTED_YET.items():
+        for module, names in modules.items():
+            for name in names.split():
+                flat.setdefault(module, {})[name] = family
+    return flat
+
+
+_FAMILY_OF = not_supported_yet()
+
+
+def hint(qualified_name):
+    """The message for a missing ``paddle...`` API (an attribute or a module), from the two tables."""
+    if qualified_name in REPLACEMENTS:
+        return f"{qualified_name} is not implemented by minifluid; what to write instead: {REPLACEMENTS[qualified_name]}"
+    parts = qualified_name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):  # paddle.vision.datasets belongs to paddle.vision's family
+        family = _FAMILY_OF.get(".".join(parts[:cut]), {}).get(parts[cut])
+        if family:
+            return f"{qualified_name} is not supported yet by minifluid (API family: {family})"
+    return f"{qualified_name} is not implemented by minifluid"
