@@ -108,7 +108,7 @@ NOT_SUPPORTED_YET = {
     "convolution and pooling": {
         "paddle.fluid.layers": "conv3d conv3d_transpose deformable_conv pool3d adaptive_pool2d adaptive_pool3d",
         "paddle.fluid": "Conv3D",
-        "paddle.fluid.dygraph": "Conv3D Conv2DTranspose Conv3DTranspose",
+        "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
         "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D
             AdaptiveAvgPool1D AdaptiveAvgPool3D AdaptiveMaxPool1D AdaptiveMaxPool3D""",
         "paddle.nn.functional": """conv1d conv1d_transpose conv3d conv3d_transpose avg_pool1d avg_pool3d max_pool1d
@@ -117,7 +117,7 @@ NOT_SUPPORTED_YET = {
     "normalization": {
         "paddle.fluid.layers": "group_norm instance_norm data_norm inplace_abn spectral_norm",
         "paddle.fluid": "LayerNorm WeightNormParamAttr",
-        "paddle.fluid.dygraph": "LayerNorm GroupNorm InstanceNorm SpectralNorm",
+        "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
         "paddle.nn.functional": "instance_norm local_response_norm",
@@ -125,7 +125,6 @@ NOT_SUPPORTED_YET = {
     "activations": {
         "paddle.fluid.layers": "mish maxout",
         "paddle.fluid.nets": "glu",
-        "paddle.fluid.dygraph": "PRelu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
         "paddle": "stanh tanh_"},
@@ -168,7 +167,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "other dygraph layers": {
         "paddle.fluid": "Embedding",
-        "paddle.fluid.dygraph": "Embedding BilinearTensorProduct TreeConv ParameterList",
+        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {
         "paddle.fluid": "metrics average evaluator",

@@ -2,12 +2,12 @@
 Dropout2D, the activation layers and the losses, each a thin Layer over ``paddle.nn.functional``
 (same ops and gradients as fluid's layers). paddle_nn.py re-exports them as ``paddle.nn.*``.
 """
-import numpy as np
 
 from ..initializer import Constant
 from ..layers import wiring
 from . import functional as F
 from . import nn as _nn
+from . import nn_more as _more
 from .base import eager_api
 from .layer import Layer as _Layer
 
@@ -74,17 +74,14 @@ def _Dropout2D_train_flag(self, x):  # Dropout2D is the identity in eval mode
 Dropout2D.forward = _Dropout2D_train_flag
 
 
-class Embedding(_Layer2):
+class Embedding(_more.Embedding):
     """Rows of ``weight`` [num_embeddings, embedding_dim] (Xavier) for int ids of any shape; ``padding_idx`` reads
     as zeros and learns nothing."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, sparse=False, weight_attr=None, name=None):
-        super().__init__()
-        self._padding_idx = padding_idx
-        self.weight = self.create_parameter([num_embeddings, embedding_dim], weight_attr)
+    __call__ = eager_api(_Layer.__call__)
 
-    def forward(self, x):
-        return F.embedding(x, self.weight, self._padding_idx)
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, sparse=False, weight_attr=None, name=None):
+        super().__init__([num_embeddings, embedding_dim], padding_idx=padding_idx, param_attr=weight_attr)
 
 
 class BatchNorm(_nn.BatchNorm):
@@ -110,19 +107,13 @@ class BatchNorm1D(BatchNorm2D):
         super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, "NCL", use_global_stats)
 
 
-class LayerNorm(_Layer2):
+class LayerNorm(_more.LayerNorm):
     """Normalise over the trailing ``normalized_shape``; weight (ones) and bias (zeros) of that size."""
 
-    def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None):
-        super().__init__()
-        shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-        self._shape, self._epsilon = shape, epsilon
-        size = [int(np.prod(shape))]
-        self.weight = self.create_parameter(size, weight_attr, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter(size, bias_attr, is_bias=True)
+    __call__ = eager_api(_Layer.__call__)
 
-    def forward(self, x):
-        return F.layer_norm(x, self._shape, self.weight, self.bias, self._epsilon)
+    def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None):
+        super().__init__(normalized_shape, epsilon=epsilon, param_attr=weight_attr, bias_attr=bias_attr)
 
 
 class Conv2DTranspose(_Layer2):

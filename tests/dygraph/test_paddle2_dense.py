@@ -235,3 +235,37 @@ def test_tensor_functions_match_numpy(paddle):
     r = paddle.randint(0, 3, [100])
     assert r.numpy().dtype == np.int64 and set(np.unique(r.numpy())) <= {0, 1, 2}
     assert paddle.rand([2, 2]).numpy().dtype == np.float32
+
+
+def test_ordering_operators_on_eager_tensors(paddle):
+    a = np.array([0.0, 1.0, 2.0], "float32")
+    x = t(paddle, a)
+    np.testing.assert_array_equal((x > 1).numpy(), a > 1)
+    np.testing.assert_array_equal((x <= 1.0).numpy(), a <= 1)
+    np.testing.assert_array_equal((x < x * 2).numpy(), a < 2 * a)
+    np.testing.assert_array_equal((x >= x).numpy(), [True, True, True])
+
+
+def test_fluid_1_8_dygraph_layers():
+    import minifluid as fluid
+    with fluid.dygraph.guard():
+        emb = fluid.dygraph.Embedding([10, 4], padding_idx=-1)
+        out = emb(fluid.dygraph.to_variable(np.array([[9, 3]], "int64")))
+        assert out.shape == [1, 2, 4] and not out.numpy()[0, 0].any()
+        ln = fluid.dygraph.LayerNorm([3, 4], shift=False, act="relu")
+        x = rng.randn(2, 3, 4).astype("float32")
+        flat = x.reshape(2, -1)
+        expected = np.maximum((flat - flat.mean(1, keepdims=True)) / np.sqrt(flat.var(1, keepdims=True) + 1e-5), 0)
+        np.testing.assert_allclose(ln(fluid.dygraph.to_variable(x)).numpy().reshape(2, -1), expected, rtol=1e-4,
+                                   atol=1e-5)
+        assert ln.bias is None and tuple(ln.weight.shape) == (12,)
+        prelu = fluid.dygraph.PRelu("element", input_shape=[-1, 3, 2])
+        assert tuple(prelu.weight.shape) == (1, 3, 2)
+        np.testing.assert_allclose(prelu(fluid.dygraph.to_variable(-np.ones((2, 3, 2), "float32"))).numpy(), -1.0)
+        with pytest.raises(AssertionError, match="channel argument is required when mode is 'channel'."):
+            fluid.dygraph.PRelu("channel")
+        up = fluid.dygraph.Conv2DTranspose(3, 4, 3, stride=2, padding=1, act="tanh")
+        y = up(fluid.dygraph.to_variable(rng.randn(2, 3, 5, 5).astype("float32")))
+        assert y.shape == [2, 4, 9, 9] and np.abs(y.numpy()).max() <= 1
+        fluid.layers.mean(y).backward()
+        assert up.weight.gradient().shape == (3, 4, 3, 3) and up.bias.gradient().shape == (4,)

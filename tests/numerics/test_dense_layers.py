@@ -391,3 +391,18 @@ def test_auc_refuses_probabilities_outside_0_1():
         return list(L.auc(fluid.data("prob", [None, 2]), fluid.data("label", [None, 1], "int64"))[:2])
     with pytest.raises(Exception, match="The predict data must less or equal 1."):
         run(build, {"prob": np.array([[0.0, 1.5]], "float32"), "label": np.array([[1]], "int64")})
+
+
+def test_ordering_operators_on_variables_append_compare_ops_and_eq_stays_identity():
+    x = np.array([[0.0, 1.0, 0.6]], "float32")
+
+    def build():
+        v = fluid.data("v", [None, 3])
+        w = L.scale(v, 2.0)
+        assert (v == w) is False and v == v  # identity, as the graph code needs
+        return [v > 0.5, v >= 1.0, v < w, w <= v]
+    got = run(build, {"v": x})
+    expected = [x > 0.5, x >= 1.0, x < 2 * x, 2 * x <= x]
+    for g, e in zip(got, expected):
+        assert g.dtype == np.bool_
+        np.testing.assert_array_equal(g, e)
