@@ -450,7 +450,10 @@ class GeneratorLoader(DataLoaderBase):
             self._epoch_open, self._epoch_thread = True, me
 
     def _next_step(self):
-        """One step: a batch per place, as feed dicts (or lists with return_list)."""
+        """One step: a batch per place, as feed dicts (or lists with return_list). With several places and
+        drop_last=False the last step may hold fewer batches than places: an ordered loader returns just
+        those, an unordered one (``keep_data_loader_order(False)``) an empty entry for each place left
+        without data, as fluid's readers do (CompiledProgram runs no replica for an empty feed)."""
         places = self._places
         try:
             if len(places) == 1:
@@ -468,14 +471,17 @@ class GeneratorLoader(DataLoaderBase):
         if self._eager is not None:  # dygraph: the one batch as eager tensors
             return [self._eager.eager_tensor(f) for f in batches[0]]
         if self._return_list:
-            return [[_tensor(f, p) for f in b] for b, p in zip(batches, places)]
-        names, feeds = self._names, []
-        for batch, place in zip(batches, places):  # plain loops: per batch, comprehensions cost ~0.3 us more
-            feed = {}
-            for name, field in zip(names, batch):
-                feed[name] = LoDTensor(field, None, place) if type(field) is np.ndarray else _tensor(field, place)
-            feeds.append(feed)
-        return feeds
+            steps = [[_tensor(f, p) for f in b] for b, p in zip(batches, places)]
+        else:
+            steps, names = [], self._names
+            for batch, place in zip(batches, places):  # plain loops: per batch, comprehensions cost ~0.3 us more
+                feed = {}
+                for name, field in zip(names, batch):
+                    feed[name] = LoDTensor(field, None, place) if type(field) is np.ndarray else _tensor(field, place)
+                steps.append(feed)
+        if len(steps) < len(places) and not self._keep_order:  # fluid's unordered reader: every place has an
+            steps += [[] if self._return_list else {} for _ in range(len(places) - len(steps))]  # entry, maybe empty
+        return steps
 
     def _end_epoch(self):
         self._epoch_open = False
