@@ -14,11 +14,13 @@ Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto
 Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
 losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
 2,000 to 13,400 (12,500 before issue 15's +900 met it in the merge): about 1,700 for them and 300 of
-headroom.
-fluid.dataset's file datasets (issue 26) raise it by 1,000 to 14,400: they came to 764 code lines (the
+headroom. Main was already at 12,558 of its 12,500 when issue 15 landed, and reached 13,512 with it:
++200 to 13,600 so that the suite is green again; the next change that grows the package trims or raises.
+Issue 17's high-level API (ParallelExecutor, fluid.metrics, the book's Trainer / Inferencer with
+checkpoints, layers.device, memory_optimize; about 520 code lines) raises it by 500 to 14,100.
+fluid.dataset's file datasets (issue 26) raise it by 800 to 14,900: they came to 764 code lines (the
 vectorised MultiSlot parser 274, QueueDataset/InMemoryDataset with both APIs 305, their loader
-threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 13,512, already
-112 past 13,400 after the merges before; about 100 lines of headroom are left.
+threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 13,995.
 """
 import ast
 import io
@@ -29,7 +31,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 14_400
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 14_900
 
 
 def code_lines(path):
