@@ -39,7 +39,18 @@ def _select(main_program, vars, predicate):
 
 
 def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
-    """Write the chosen variables' values from the scope into ``dirname``."""
+    """Write variables' values from the scope into ``dirname`` (created if missing).
+
+    Args:
+        executor (Executor): accepted for fluid's signature; the values come from ``scope``.
+        dirname (str): the folder; one ``.npy``-format file per variable, named after it.
+        main_program (Program, optional): where to pick variables (default: the default main program).
+        vars (list of Variable, optional): exactly these; else those of ``main_program`` that
+            ``predicate`` accepts (default ``is_persistable``).
+        predicate (callable, optional): ``predicate(var) -> bool``.
+        filename (str, optional): one file ``dirname/filename`` holding them all instead.
+        scope (Scope, optional): default ``fluid.global_scope()``.
+    """
     scope = scope or global_scope()
     chosen = _select(main_program, vars, predicate or is_persistable)
     os.makedirs(dirname, exist_ok=True)
@@ -54,7 +65,15 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
-    """Read the chosen variables from ``dirname`` into the scope, checking shapes."""
+    """Read variables from ``dirname`` (as ``save_vars`` wrote them) into the scope.
+
+    Args:
+        executor, dirname, main_program, vars, predicate, filename, scope: as for ``save_vars``.
+
+    Raises:
+        RuntimeError: a variable has no file (or is not in ``filename``), or its saved shape differs
+            from the program's.
+    """
     scope = scope or global_scope()
     chosen = _select(main_program, vars, predicate or is_persistable)
     archive = np.load(os.path.join(dirname, filename)) if filename is not None else None
@@ -81,18 +100,41 @@ def _set_checked(scope, var, value, source):
 
 
 def save_params(executor, dirname, main_program=None, filename=None):
+    """Save the parameters of ``main_program`` (weights, biases; not optimizer state) to ``dirname``.
+
+    Args:
+        executor (Executor): fluid's signature. dirname (str): the folder.
+        main_program (Program, optional): default: the default main program.
+        filename (str, optional): one file for all of them instead of one file per parameter.
+    """
     save_vars(executor, dirname, main_program, predicate=is_parameter, filename=filename)
 
 
 def load_params(executor, dirname, main_program=None, filename=None):
+    """Load the parameters of ``main_program`` from ``dirname`` (as ``save_params`` wrote them).
+
+    Args:
+        executor, dirname, main_program, filename: as for ``save_params``.
+    """
     load_vars(executor, dirname, main_program, predicate=is_parameter, filename=filename)
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None):
+    """Save every persistable variable of ``main_program`` (parameters and optimizer state: moments,
+    learning rate, step counters) to ``dirname``, to resume training later.
+
+    Args:
+        executor, dirname, main_program, filename: as for ``save_params``.
+    """
     save_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None):
+    """Load every persistable variable of ``main_program`` from ``dirname`` (``save_persistables``'s files).
+
+    Args:
+        executor, dirname, main_program, filename: as for ``save_params``.
+    """
     load_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)
 
 
@@ -107,7 +149,21 @@ def _prune_for_inference(program, feed_names, target_names):
 def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
                          model_filename=None, params_filename=None, export_for_deployment=True,
                          program_only=False):
-    """Save the pruned inference Program and its parameters; returns the target names."""
+    """Save an inference model: the program pruned to what ``target_vars`` need from the fed variables,
+    in test mode, and its parameters.
+
+    Args:
+        dirname (str): the folder (created if missing).
+        feeded_var_names (str or list of str): names of the variables fed at inference.
+        target_vars (Variable or list): what inference fetches (e.g. the prediction).
+        executor (Executor): fluid's signature. main_program (Program or CompiledProgram, optional).
+        model_filename (str, optional): the program's file name (default ``__model__``).
+        params_filename (str, optional): one file for all parameters instead of one per parameter.
+        export_for_deployment (bool): accepted for fluid's signature. program_only (bool): no parameters.
+
+    Returns:
+        list of str: the target names.
+    """
     if isinstance(feeded_var_names, str):
         feeded_var_names = [feeded_var_names]
     if not isinstance(target_vars, (list, tuple)):
@@ -128,7 +184,17 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
 
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
-    """Returns ``[program, feed_target_names, fetch_targets]`` with parameters loaded into the scope."""
+    """Load what ``save_inference_model`` wrote; the parameters go into the current scope.
+
+    Args:
+        dirname (str): the folder. executor (Executor): fluid's signature.
+        model_filename, params_filename (str, optional): as given to ``save_inference_model``.
+        pserver_endpoints: accepted for fluid's signature (no parameter servers here).
+
+    Returns:
+        ``[program, feed_target_names, fetch_targets]``: run ``exe.run(program, feed={name: data},
+        fetch_list=fetch_targets)``.
+    """
     path = os.path.join(dirname, model_filename or MODEL_FILENAME)
     if not os.path.exists(path):
         raise ValueError(f"There is no inference model in {dirname!r} (expected {path})")
@@ -161,7 +227,12 @@ def _values(names, scope, what):
 
 def save(program, model_path):
     """fluid.save: parameters to ``model_path.pdparams``, optimizer state to ``.pdopt``, the Program to
-    ``.pdmodel``."""
+    ``.pdmodel``.
+
+    Args:
+        program (Program): whose persistable variables are saved (values from the global scope).
+        model_path (str): ``dirname/prefix``; the three files get the suffixes above.
+    """
     if not os.path.basename(model_path):
         raise ValueError("The input model_path MUST be format of dirname/filename [dirname\\filename in Windows "
                          "system], but received filename is empty string.")
@@ -186,7 +257,14 @@ def _load_into(scope, variables, path):
 
 def load(program, model_path, executor=None, var_list=None):
     """fluid.load: set the program's parameters (and optimizer state, when it has any) from the files
-    ``save`` wrote; ``model_path`` may name one of them (its suffix is dropped)."""
+    ``save`` wrote.
+
+    Args:
+        program (Program): whose variables are set (in the global scope).
+        model_path (str): the prefix given to ``save`` (a name with one of its suffixes works too).
+        executor (Executor, optional): fluid's signature.
+        var_list (list of Variable, optional): load only these.
+    """
     for suffix in _SUFFIXES:
         if model_path.endswith(suffix):
             model_path = model_path[:-len(suffix)]
