@@ -6,7 +6,7 @@ script stays in static mode unless it enters ``fluid.dygraph.guard()``. The padd
 (``paddle.to_tensor``, ``paddle.mean``, ``paddle.reshape``, ``paddle.nn`` layers and functions,
 ``paddle.optimizer``'s ``step``/``minimize``/``clear_grad``) run eagerly whatever the global mode, and
 ``paddle.io.DataLoader(dataset, ...)`` yields eager tensors unless ``paddle.enable_static()`` was
-called; so a 2.x dynamic-mode script runs as written. ``paddle.disable_static()`` turns dygraph mode
+called or it was given a ``feed_list`` of static variables; so a 2.x dynamic-mode script runs as written. ``paddle.disable_static()`` turns dygraph mode
 on globally (then ``fluid.layers`` run eagerly too); ``paddle.enable_static()`` turns it off.
 """
 import numpy as np

@@ -12,8 +12,8 @@ NOTE [ DatasetLoader: one epoch, one batch source ]
   ``minifluid-dataset-loader`` runs ``_buffer_loop``, pushing batches into a ``BlockingQueue``
   (``prefetch_factor`` batches per place) that it closes at the end, or kills with the ``ExceptionWrapper``.
   ``num_workers>0``: ``ProcessPoolBatchSource`` (data/worker.py): forked workers run ``_MapFetcher``
-  and batches come back in order through shared memory. An IterableDataset is read by one worker
-  (``ProcessBatchSource``).
+  and batches come back in order through shared memory. An IterableDataset is iterated by each of the
+  workers (``ProcessBatchSource``), which split it by ``get_worker_info()``; batches come round-robin.
 * Errors: a thread or worker failure reaches the consumer as ``ReaderKilledError`` (fluid's
   "Blocking queue is killed ..." SystemError) with the original exception as ``__cause__``.
 * Shutdown: a source is closed at the end of data, on any error out of ``next``, by ``close()``, and by
@@ -21,9 +21,9 @@ NOTE [ DatasetLoader: one epoch, one batch source ]
   the thread source closes its queue (the thread's blocked or next push returns False, and it ends)
   and joins the thread; a ``__getitem__`` stuck in user code is left to finish (``JOIN_TIMEOUT``).
 """
+import functools
 import itertools
 import threading
-import warnings
 import weakref
 
 import numpy as np
@@ -106,7 +106,7 @@ def _iterable_batches(dataset, batch_size, drop_last, collate_fn):
     samples_iter, start = iter(dataset), 0
     while True:
         samples = list(itertools.islice(samples_iter, batch_size or 1))
-        if not samples or (drop_last and len(samples) < batch_size):
+        if not samples or (drop_last and batch_size and len(samples) < batch_size):
             return
         positions = list(range(start, start + len(samples)))
         yield _collate(collate_fn, samples, positions, "stream sample", batch_size is not None)
@@ -229,8 +229,9 @@ class DatasetLoader:
         timeout (float, default 0 = forever): per batch. prefetch_factor (int, default 2): read-ahead
             batches per place (thread) or per worker. worker_init_fn: ``worker_init_fn(worker_id)``.
 
-    A step yields ``[field0, field1, ...]`` (return_list) or ``[{name: array}]``; with P places a list
-    of P of them. Raises ``ReaderKilledError`` (``__cause__``: the original error) if a reader fails.
+    A step yields ``[field0, field1, ...]`` (return_list) or ``[{name: field}]``; with P places a list
+    of P of them. With a feed_list the fields are LoDTensors on their places (fluid's static mode).
+    Raises ``ReaderKilledError`` (``__cause__``: the original error) if a reader fails.
     """
 
     def __init__(self, dataset, feed_list=None, places=None, return_list=False, batch_sampler=None,
@@ -278,12 +279,12 @@ class DatasetLoader:
         return _EpochIter(self)
 
     def __len__(self):
-        """Steps per epoch: ceil(batches / places). TypeError for an IterableDataset (unknown)."""
+        """Batches per epoch, as fluid counts (with P places an epoch has ceil(batches / P) steps).
+        TypeError for an IterableDataset (unknown)."""
         if self._iterable:
             raise TypeError(f"length of a DataLoader over an IterableDataset ({type(self.dataset).__name__}) "
                             "is unknown")
-        batches = len(self.batch_sampler) if self.batch_sampler is not None else len(self.dataset)
-        return -(-batches // len(self.places))
+        return len(self.batch_sampler) if self.batch_sampler is not None else len(self.dataset)
 
     def _open_source(self):
         """The one place that picks the transport (NOTE [ DatasetLoader: one epoch, one batch source ])."""
@@ -293,10 +294,8 @@ class DatasetLoader:
                 return _iterable_batches(self.dataset, self.batch_size, self.drop_last, self.collate_fn)
             if self.num_workers == 0:
                 return _ThreadSource(batches(), capacity, self.timeout) if self.use_buffer_reader else batches()
-            if self.num_workers > 1:
-                warnings.warn(f"An IterableDataset is read by one worker process (num_workers={self.num_workers} "
-                              "was asked for); use a map-style Dataset to read with several.", stacklevel=3)
-            return ProcessBatchSource(_with_init(batches, self.worker_init_fn), capacity, self.timeout)
+            return ProcessBatchSource(batches, capacity, self.timeout, num_workers=self.num_workers,
+                                      dataset=self.dataset, worker_init_fn=self.worker_init_fn)
         if self.batch_sampler is not None:
             index_batches, fetch = iter(self.batch_sampler), _MapFetcher(self.dataset, self.collate_fn, True)
         else:
@@ -305,35 +304,44 @@ class DatasetLoader:
         if self.num_workers > 0:
             return ProcessPoolBatchSource(fetch, index_batches, self.num_workers, timeout=self.timeout,
                                           capacity=self.prefetch_factor * self.num_workers,
-                                          worker_init_fn=self.worker_init_fn)
+                                          worker_init_fn=self.worker_init_fn, dataset=self.dataset)
         batches = (fetch(indices) for indices in index_batches)
         return _ThreadSource(batches, capacity, self.timeout) if self.use_buffer_reader else batches
 
     def _to_output(self, batches):
         """One step's batches (one per place) -> what the user's loop gets. In dygraph mode (REFERENCE
-        I58): a list of eager tensors (return_list is implied), and exactly one place."""
+        I58): a list of eager tensors (return_list is implied), and exactly one place. Otherwise per place
+        a list of fields (return_list) or a feed dict; one place's list alone with return_list, else a
+        list with one entry per place. The fields are LoDTensors on their places, as in fluid's static
+        mode, when there is a feed_list (ndarrays without one: fluid has no such mode)."""
         tracer = dygraph_mode.current_tracer()
         if tracer is not None:
             if len(self.places) != 1:
                 raise AssertionError("Number of places must be 1 in imperative mode")
             return restore_batch(batches[0], tracer.eager_tensor)
+        placed = [functools.partial(_placed, place=place) if self.feed_list is not None else None
+                  for place in self.places]
         if self.return_list:
-            return restore_batch(batches[0]) if len(self.places) == 1 else [restore_batch(b) for b in batches]
+            steps = [restore_batch(batch, convert) for batch, convert in zip(batches, placed)]
+            return steps[0] if len(self.places) == 1 else steps
         outputs = []
-        for batch in batches:
+        for batch, convert in zip(batches, placed):
             if len(batch) != len(self._feed_names):
                 raise ValueError(f"The number of fields in the batch ({len(batch)}) does not match "
                                  f"len(feed_list) ({len(self._feed_names)}): {self._feed_names}")
-            outputs.append(dict(zip(self._feed_names, batch)))
+            outputs.append({name: convert(field) for name, field in zip(self._feed_names, batch)})
         return outputs
 
 
-def _with_init(batches, worker_init_fn):
-    def batch_reader():
-        if worker_init_fn is not None:
-            worker_init_fn(0)
-        return batches()
-    return batch_reader
+def _placed(field, place):
+    """A batch field as a LoDTensor on ``place`` (copied to the device for a GPU place)."""
+    if isinstance(field, LoDTensor):
+        if field._placement is None:
+            field.set(field._array, place)  # keeps its LoD
+        return field
+    tensor = LoDTensor()
+    tensor.set(field, place)
+    return tensor
 
 
 def _as_place_list(places):

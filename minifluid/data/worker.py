@@ -86,10 +86,13 @@ class SharedMemoryFullError(ReaderKilledError):
 
 
 class WorkerInfo(NamedTuple):
-    """What ``get_worker_info()`` returns inside a worker: (id, num_workers, seed)."""
+    """What ``get_worker_info()`` returns inside a worker: (id, num_workers, seed, dataset). ``dataset`` is
+    the worker's own copy of the loader's dataset (an IterableDataset's ``__iter__`` or a
+    ``worker_init_fn`` can split the stream with it); None for a generator's worker."""
     id: int
     num_workers: int
     seed: object
+    dataset: object = None
 
 
 @dataclass(frozen=True)
@@ -207,13 +210,15 @@ def _packed(writer, batch, index):
         raise ConversionFailed(e, index) from None
 
 
-def _worker_loop(batch_reader, conn, prefix, capacity, parent_pid, name, inherited):
-    """Run ``batch_reader()`` and send each batch through a shared-memory slot (single worker)."""
-    _enter_worker(WorkerInfo(0, 1, None), inherited)
+def _worker_loop(batch_reader, conn, prefix, capacity, info, worker_init_fn, parent_pid, name, inherited):
+    """Run ``batch_reader()`` and send each batch through a shared-memory slot (a stream worker)."""
+    _enter_worker(info, inherited)
     writer, credits, parent_gone, readable = SlotWriter(prefix), capacity, False, _Readable(conn)
     deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
     try:
         try:
+            if worker_init_fn is not None:
+                worker_init_fn(info.id)
             for index, batch in enumerate(batch_reader() if deferred is None else deferred()):
                 msg = _recv(conn, readable, parent_pid, block=credits == 0)
                 while msg is not None:
@@ -472,39 +477,74 @@ class _WorkerSource:
 
 
 class ProcessBatchSource(_WorkerSource):
-    """Runs ``batch_reader()`` in one forked worker process; batches cross through shared memory.
+    """Runs ``batch_reader()`` in forked worker processes, each iterating it on its own (a stream: a
+    generator, an IterableDataset); batches cross through shared memory.
 
     Args:
         batch_reader (callable): zero-arg callable returning an iterator of batches (lists or tuples of
             ndarrays / LoDTensors). It runs in the worker as is (fork), so closures and lambdas work.
-        capacity (int, default 4): batches the worker may build ahead of the consumer.
+        capacity (int, default 4): batches each worker may build ahead of the consumer.
         timeout (float or None): seconds to wait for one batch; None waits forever (death still noticed).
-        name (str): the worker process's name.
+        name (str): the worker process's name (one worker; several are ``minifluid-worker-<id>``).
+        num_workers (int, default 1): workers, each running ``batch_reader()`` in full; with several, split
+            the stream by ``get_worker_info()`` (id, num_workers, dataset) as with PyTorch and paddle.
+        dataset: what ``get_worker_info().dataset`` is in the workers (their copy of it).
+        worker_init_fn (callable): ``worker_init_fn(worker_id)``, run in each worker before its reader.
+        base_seed (int): with a dataset or several workers, worker k seeds ``random`` and ``np.random``
+            with base_seed + k (drawn from the parent's ``np.random`` when None); one generator worker
+            keeps the parent's RNG state.
 
-    ``next()`` returns the fields as numpy views onto shared memory (``LoDTensor`` where the reader gave
-    one); a slot is reused only after every view of it is gone. Raises ``ReaderKilledError`` (reader
-    raised), ``SharedMemoryFullError``, ``WorkerDiedError`` or ``ReaderTimeoutError``.
+    Batches come round-robin from the workers still running (worker 0's first, worker 1's first, ...);
+    a worker whose reader ends leaves the rotation. ``next()`` returns the fields as numpy views onto
+    shared memory (``LoDTensor`` where the reader gave one); a slot is reused only after every view of
+    it is gone. Raises ``ReaderKilledError`` (reader raised), ``SharedMemoryFullError``, ``WorkerDiedError``
+    or ``ReaderTimeoutError``.
     """
 
-    def __init__(self, batch_reader, capacity=4, timeout=None, name="minifluid-worker-0"):
+    def __init__(self, batch_reader, capacity=4, timeout=None, name="minifluid-worker-0", num_workers=1,
+                 dataset=None, worker_init_fn=None, base_seed=None):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be >= 1, got {num_workers}")
         super().__init__(timeout, capacity)
         self._ack_every = max(1, capacity // 4)  # one message per group of batches, not per batch
-        self._taken = 0
-        self._workers.start(_worker_loop, name, batch_reader, capacity)
+        self._taken = [0] * num_workers
+        self._active, self._turn = list(range(num_workers)), 0  # workers still sending; whose batch is next
+        seeded = num_workers > 1 or dataset is not None
+        if seeded and base_seed is None:
+            base_seed = int(np.random.randint(0, 2**31 - 1))
+        for wid in range(num_workers):
+            info = WorkerInfo(wid, num_workers, base_seed + wid if seeded else None, dataset)
+            worker_name = name if num_workers == 1 else f"minifluid-worker-{wid}"
+            self._workers.start(_worker_loop, worker_name, batch_reader, capacity, info, worker_init_fn)
+
+    def _next_index(self):
+        return self._active[self._turn] if self._active else 0
 
     def _next_batch(self):
-        handle = self._workers.handles[0]
-        batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
-        self._taken += 1
-        if self._taken >= self._ack_every:
+        while self._active:
+            wid = self._active[self._turn]
+            handle = self._workers.handles[wid]
             try:
-                handle.conn.send_bytes(_dumps(_Ack(self._taken, handle.reader.drain_freed())))
+                batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
+            except StopIteration:  # this worker's reader has ended: the others go on
+                del self._active[self._turn]
+                self._turn = self._turn % len(self._active) if self._active else 0
+                continue
+            self._turn = (self._turn + 1) % len(self._active)
+            self._acknowledge(wid, handle)
+            return batch
+        raise StopIteration
+
+    def _acknowledge(self, wid, handle):
+        self._taken[wid] += 1
+        if self._taken[wid] >= self._ack_every:
+            try:
+                handle.conn.send_bytes(_dumps(_Ack(self._taken[wid], handle.reader.drain_freed())))
             except OSError:  # the worker already finished; what it sent is still in the pipe
                 pass
-            self._taken = 0
-        return batch
+            self._taken[wid] = 0
 
 
 class ProcessPoolBatchSource(_WorkerSource):
@@ -518,11 +558,12 @@ class ProcessPoolBatchSource(_WorkerSource):
         timeout (float or None): seconds to wait for one batch; None waits forever.
         worker_init_fn (callable): ``worker_init_fn(worker_id)``, run in each worker after seeding.
         base_seed (int): worker k seeds ``random`` and ``np.random`` with base_seed + k; drawn from the
-            parent's ``np.random`` when None. ``get_worker_info()`` gives (id, num_workers, seed).
+            parent's ``np.random`` when None. ``get_worker_info()`` gives (id, num_workers, seed, dataset).
+        dataset: what ``get_worker_info().dataset`` is in the workers (their copy of it).
     """
 
     def __init__(self, fetch_batch, index_batches, num_workers, capacity=None, timeout=None,
-                 worker_init_fn=None, base_seed=None):
+                 worker_init_fn=None, base_seed=None, dataset=None):
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
         self._capacity = 2 * num_workers if capacity is None else max(1, capacity)
@@ -532,7 +573,7 @@ class ProcessPoolBatchSource(_WorkerSource):
         self._exhausted = False
         base_seed = int(np.random.randint(0, 2**31 - 1)) if base_seed is None else int(base_seed)
         for wid in range(num_workers):
-            info = WorkerInfo(wid, num_workers, base_seed + wid)
+            info = WorkerInfo(wid, num_workers, base_seed + wid, dataset)
             name = f"minifluid-worker-{wid}"
             self._workers.start(_pool_worker_loop, name, fetch_batch, info, worker_init_fn)
 

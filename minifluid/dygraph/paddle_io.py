@@ -2,8 +2,8 @@
 
 Everything ``fluid.io`` has, plus the map-style pieces. ``DataLoader(dataset, ...)`` is the
 map-style loader with paddle 2.x defaults (``return_list=True``) whose batches are eager tensors
-(2.x defaults to dynamic mode) unless ``paddle.enable_static()`` was called; ``from_generator`` is
-fluid's.
+(2.x defaults to dynamic mode) unless ``paddle.enable_static()`` was called or a ``feed_list`` (of
+static variables) is given: then LoDTensors, as fluid's; ``from_generator`` is fluid's.
 """
 from .. import io as _fluid_io
 from ..data.dataloader import DatasetLoader
@@ -36,7 +36,7 @@ class DataLoader(DatasetLoader):
                          prefetch_factor)
 
     def _to_output(self, batches):
-        if base._static_requested:
+        if base._static_requested or self.feed_list is not None:  # a feed list of static variables: static
             return DatasetLoader._to_output(self, batches)
         return _eager_output(self, batches)
 

@@ -7,6 +7,14 @@ scope (``ChainMap``: reads fall through to parameters, writes stay local). The
 gradients the optimizer ops read are averaged across replicas (fluid's
 scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once.
 Replicas run one after another: on numpy this equals P devices in lock-step.
+
+NOTE [ Splitting a dict feed ]
+Each fed value is split on dim 0 with fluid's rule (``split_feed``), so a batch smaller than the
+number of places gives fewer parts, and only that many replicas run (fluid's partial feed; the
+averaged gradients are over the replicas that ran). A persistable variable fed one row (a learning
+rate, say) is copied to every place. The non-persistable variables must give equal numbers of parts,
+and the persistable ones as many or more: a feed whose rows would go unused is a ValueError, never a
+silent drop.
 """
 from collections import ChainMap
 
@@ -77,6 +85,37 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     return plan
 
 
+def _split_dict(feed, num_places, specs):
+    """One feed dict split on dim 0 across the places (NOTE [ Splitting a dict feed ])."""
+    parts, persistable = {}, set()
+    for name, value in feed.items():
+        spec = specs.get(name)
+        chunks = [LoDTensor(array, lod) if lod else array
+                  for array, lod in split_feed(*convert_feed_value(name, value, spec), num_places)]
+        if spec is not None and spec.persistable:
+            persistable.add(name)
+            if len(chunks) == 1:
+                chunks *= num_places
+        parts[name] = chunks
+    counts = {}
+    for name, chunks in parts.items():
+        counts.setdefault(name in persistable, {})[name] = len(chunks)
+    for kind, of_kind in counts.items():
+        if len(set(of_kind.values())) > 1:
+            raise ValueError(
+                f"The feeded number of different {'persistable' if kind else 'non-persistable'} variables should "
+                f"be the same: split across {num_places} places they give {of_kind} parts, and running the "
+                "smallest number of places would leave the others' rows unused. Feed as many rows to each.")
+    data_parts = next(iter(counts.get(False, counts.get(True, {0: 0})).values()))
+    state_parts = next(iter(counts.get(True, {0: data_parts}).values()))
+    if state_parts < data_parts:
+        raise ValueError(
+            "The feeded number of persistable variables should not be less than non-persistable variables: "
+            f"{counts[True]} parts for {counts[False]} (feed one row of a persistable variable to copy it to "
+            f"every place, or as many rows as the places used, {data_parts})")
+    return [{name: chunks[k] for name, chunks in parts.items()} for k in range(data_parts)]
+
+
 class CompiledProgram:
     """Wraps a Program; ``with_data_parallel`` runs it on several places."""
 
@@ -137,17 +176,11 @@ class CompiledProgram:
     @staticmethod
     def _split(feed, num_places, specs=None):
         """Per-place feed dicts, by fluid's rules (REFERENCE D21); ``specs`` (name -> FeedSpec) give the
-        dtype a list or scalar in a dict feed is converted to (D16)."""
+        dtype a list or scalar in a dict feed is converted to (D16) and which variables are persistable."""
         if feed is None or (isinstance(feed, dict) and not feed):
             return []
         if isinstance(feed, dict):
-            specs = specs or {}
-            chunks = {name: [LoDTensor(array, lod) if lod else array
-                             for array, lod in split_feed(*convert_feed_value(name, value, specs.get(name)),
-                                                          num_places)]
-                      for name, value in feed.items()}
-            count = min(len(c) for c in chunks.values())
-            return [{name: c[k] for name, c in chunks.items()} for k in range(count)]
+            return _split_dict(feed, num_places, specs or {})
         if isinstance(feed, (list, tuple)):
             if len(feed) > num_places:
                 raise ValueError("Feed a list of tensor, the list should be the same size as places "

@@ -28,7 +28,7 @@ from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
 from .context import ExecutionContext, Frame, current_frame
-from .feed_fetch import FeedSpec, feed_into, fetch_names, normalize_feed, warn_unknown_feed
+from .feed_fetch import FeedSpec, feed_into, fetch_names, forget_lod, normalize_feed, warn_unknown_feed
 from .scope import global_scope
 
 __all__ = ["Executor", "build_plan", "Plan", "resolve_feeds_and_fetches"]
@@ -147,7 +147,7 @@ def _compile_op(op, to_device=None):
                     if lod:
                         lods[name] = lod
                     else:
-                        lods.pop(name, None)
+                        forget_lod(lods, name)
                 env[name] = v
 
     if lod_aware:

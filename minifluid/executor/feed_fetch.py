@@ -12,29 +12,30 @@ from ..dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
 __all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed",
-           "as_lodtensor"]
+           "as_lodtensor", "forget_lod"]
 
 
 class FeedSpec:
     """What a feed variable expects, precomputed from its Variable."""
 
-    __slots__ = ("name", "shape", "dtype", "check", "lod_level")
+    __slots__ = ("name", "shape", "dtype", "check", "persistable")
 
     def __init__(self, var):
         self.name = var.name
         self.shape = tuple(var.shape) if var.shape is not None else None
         self.dtype = to_numpy_dtype(var.dtype) if var.dtype else None
         self.check = bool(var.need_check_feed) and self.shape is not None
-        self.lod_level = var.lod_level
+        self.persistable = bool(var.persistable)
 
-    def validate(self, array, num_places=1):
+    def validate(self, array, has_lod=False):
         """Raise fluid's ValueError when a need_check_feed variable gets the wrong shape, then dtype
-        (fluid's order; the variable's shape prints as its tuple, the fed one as a list)."""
+        (fluid's order; the variable's shape prints as its tuple, the fed one as a list). Dim 0 is not
+        checked when the fed tensor carries LoD (``has_lod``): it counts the sequences' rows then."""
         shape = array.shape
         expect = self.shape
         if len(shape) != len(expect):
             self._shape_error(shape)
-        start = 1 if self.lod_level else 0
+        start = 1 if has_lod else 0
         for i in range(start, len(expect)):
             e = expect[i]
             if e >= 0 and shape[i] >= 0 and e != shape[i]:
@@ -108,12 +109,19 @@ def feed_into(specs, feed, env, lods, to_device=None):
             continue
         array, lod = convert_feed_value(name, value, spec)
         if spec.check:
-            spec.validate(array)
+            spec.validate(array, bool(lod))
         env[name] = array if to_device is None else to_device(array)
         if lod:
             lods[name] = lod
-        elif name in lods:
-            del lods[name]
+        else:
+            forget_lod(lods, name)
+
+
+def forget_lod(lods, name):
+    """``name`` holds no LoD from now on. A replica's ``lods`` (CompiledProgram) is a ChainMap over the
+    scope's, whose entries only the scope may drop: a stale one is masked with None (readers use ``get``)."""
+    if lods.get(name) is not None:
+        lods[name] = None
 
 
 def warn_unknown_feed(name):
@@ -154,5 +162,7 @@ def split_feed(array, lod, num_places):
             row += rows
         return chunks
     n = array.shape[0]
+    if n == 0:  # nothing to split: the one (empty) part, as a plain Program would get it
+        return [(array, None)]
     step = -(-n // num_places)
     return [(array[s:s + step], None) for s in range(0, n, step)]

@@ -189,6 +189,66 @@ def test_iterable_dataset(num_workers):
         DatasetLoader(Stream(3), shuffle=True)
 
 
+class SplitStream(IterableDataset):
+    """0..n-1; in worker k of N, only its share (by get_worker_info()), tagged with the worker id."""
+
+    def __init__(self, n):
+        self.start, self.end = 0, n
+
+    def __iter__(self):
+        info = get_worker_info()
+        start, end, wid = self.start, self.end, -1
+        if info is not None:
+            share = -(-(end - start) // info.num_workers)
+            start, wid = start + info.id * share, info.id
+            end = min(start + share, end)
+        for i in range(start, end):
+            yield np.array([i], "int64"), np.array([wid], "int64")
+
+
+def _shrink_to_my_share(worker_id):
+    """worker_init_fn: edit this worker's copy of the dataset (get_worker_info().dataset)."""
+    info = get_worker_info()
+    dataset = info.dataset
+    share = -(-(dataset.end - dataset.start) // info.num_workers)
+    dataset.start += worker_id * share
+    dataset.end = min(dataset.start + share, dataset.end)
+
+
+@pytest.mark.timeout(30)
+def test_each_worker_iterates_its_own_copy_of_an_iterable_dataset():
+    batches = list(DatasetLoader(SplitStream(10), batch_size=2, num_workers=2)())
+    values = [b[0].ravel().tolist() for b in batches]
+    workers = [int(b[1][0, 0]) for b in batches]
+    assert values == [[0, 1], [5, 6], [2, 3], [7, 8], [4], [9]]  # round-robin over the workers' batches
+    assert workers == [0, 1, 0, 1, 0, 1]
+    plain = list(DatasetLoader(Stream(6), batch_size=4, num_workers=3)())  # no split: each reads it all
+    assert sorted(np.concatenate([b[1] for b in plain]).tolist()) == sorted(list(range(6)) * 3)
+
+
+class RangeStream(IterableDataset):
+    """start..end-1, whoever iterates it."""
+
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+    def __iter__(self):
+        return (np.array([i], "int64") for i in range(self.start, self.end))
+
+
+@pytest.mark.timeout(30)
+def test_worker_init_fn_can_split_an_iterable_dataset_through_worker_info():
+    loader = DatasetLoader(RangeStream(0, 7), batch_size=1, num_workers=3, worker_init_fn=_shrink_to_my_share)
+    assert sorted(int(b[0][0, 0]) for b in loader()) == list(range(7))  # each worker edited its own copy
+    assert (loader.dataset.start, loader.dataset.end) == (0, 7)  # the parent's is untouched
+
+
+@pytest.mark.timeout(10)
+def test_batch_size_none_with_drop_last_yields_the_stream_samples():
+    samples = list(DatasetLoader(Stream(3), batch_size=None, drop_last=True)())  # a TypeError before
+    assert [int(s[1]) for s in samples] == [0, 1, 2] and samples[0][0].shape == (2,)
+
+
 @pytest.mark.timeout(10)
 def test_batch_size_none_yields_samples():
     samples = list(DatasetLoader(RangeDataset(3), batch_size=None)())
@@ -308,12 +368,12 @@ def test_timeout(num_workers):
 def test_outputs_per_place_and_feed_dicts():
     ds = RangeDataset(10)
     (feed,) = next(iter(DatasetLoader(ds, feed_list=["x", "y"], batch_size=4)))
-    assert sorted(feed) == ["x", "y"] and feed["x"].shape == (4, 2)
+    assert sorted(feed) == ["x", "y"] and feed["x"].shape() == [4, 2] and feed["x"]._place() == CPUPlace()
     images, labels = next(iter(DatasetLoader(ds, batch_size=4)))  # feed_list=None: lists
     assert labels.tolist() == [0, 1, 2, 3]
     two_places = DatasetLoader(ds, batch_size=2, places=[CPUPlace(), CPUPlace()], return_list=True)
     steps = list(two_places())
-    assert len(two_places) == len(steps) == 3
+    assert len(steps) == 3 and len(two_places) == 5  # fluid's len: batches, not steps
     assert [[b[1].tolist() for b in step] for step in steps] == [[[0, 1], [2, 3]], [[4, 5], [6, 7]], [[8, 9]]]
     with pytest.raises(ValueError, match="does not match len"):
         next(iter(DatasetLoader(ds, feed_list=["x"], batch_size=4)))
@@ -356,3 +416,30 @@ def test_big_samples_through_two_workers_equal_zero_workers():
         assert image.dtype == np.float32 and image.shape == (len(label), 3, 48, 48)
         np.testing.assert_array_equal(image, image_ref)
         np.testing.assert_array_equal(label, label_ref)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_paddle_io_loader_with_a_static_feed_list_feeds_a_data_parallel_program(num_workers):
+    import minifluid as fluid
+    from minifluid.dygraph.paddle_io import DataLoader as PaddleDataLoader
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2])
+        y = fluid.data("y", [None], dtype="int64")
+        loss = fluid.layers.reduce_mean(fluid.layers.fc(x, size=1))
+    places = [CPUPlace(), CPUPlace()]
+    loader = PaddleDataLoader(RangeDataset(10), feed_list=[x, y], places=places, batch_size=2, return_list=False,
+                              num_workers=num_workers)  # paddle 2.x's eager default, yet static variables
+    assert len(loader) == 5
+    exe = fluid.Executor()
+    exe.run(startup)
+    compiled = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=places)
+    steps = list(loader)
+    assert len(steps) == 3 and [len(step) for step in steps] == [2, 2, 1]
+    for step in steps:
+        for feed in step:
+            assert feed["x"].shape() == [2, 2] and feed["x"]._place()._equals(CPUPlace())
+        exe.run(compiled, feed=step, fetch_list=[loss])
+    lists = list(PaddleDataLoader(RangeDataset(4), feed_list=[x, y], places=places, batch_size=2))
+    assert len(lists) == 1 and [np.asarray(f).tolist() for f in lists[0][1]] == [[[2.0, 2.0], [3.0, 3.0]], [2, 3]]

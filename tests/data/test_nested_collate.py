@@ -117,5 +117,5 @@ def test_static_feed_dicts_take_the_arrays_in_order():
         def __len__(self):
             return 6
     (feed,) = next(iter(io.DataLoader(Pairs(), feed_list=[image, label], batch_size=3)))
-    assert sorted(feed) == ["image", "label"] and feed["label"].tolist() == [0, 1, 2]
-    assert feed["image"][2, 0, 0] == 2
+    assert sorted(feed) == ["image", "label"] and np.asarray(feed["label"]).tolist() == [0, 1, 2]
+    assert np.asarray(feed["image"])[2, 0, 0] == 2 and feed["image"].shape() == [3, 2, 3]  # LoDTensors

@@ -24,6 +24,7 @@ def _params(scope, program):
 def test_split_rule_follows_the_cpp_code():
     assert [c.tolist() for c, _ in split_feed(np.arange(3), None, 2)] == [[0, 1], [2]]
     assert [len(c) for c, _ in split_feed(np.arange(5), None, 4)] == [2, 2, 1]
+    assert [c.shape for c, _ in split_feed(np.zeros([0, 3]), None, 4)] == [(0, 3)]  # was a range() error
     lod_chunks = split_feed(np.arange(9).reshape(9, 1), [[3, 2, 4]], 2)
     assert [c.shape[0] for c, _ in lod_chunks] == [5, 4] and [l for _, l in lod_chunks] == [[[3, 2]], [[4]]]
 
@@ -120,3 +121,53 @@ def test_build_strategy_has_fluids_enums():
     exe.run(startup, scope=scope)
     feed = {"x": np.ones((4, 6), "float32"), "y": np.zeros((4, 1), "int64")}
     assert np.isfinite(exe.run(cp, feed=feed, fetch_list=[loss], scope=scope)[0]).all()
+
+
+def _relu_program(lr_persistable):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 3])
+        lr = fluid.data("lr", [1] if lr_persistable else [None])
+        lr.persistable = lr_persistable
+        outs = [fluid.layers.relu(x), fluid.layers.relu(lr)]
+    return main, outs
+
+
+def test_a_persistable_single_row_feed_goes_to_every_place_and_no_row_is_dropped():
+    main, outs = _relu_program(lr_persistable=True)
+    cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(4))
+    exe = fluid.Executor()
+    x = np.arange(-7, 8, dtype="float32").reshape(5, 3)
+    rx, rlr = exe.run(cp, feed={"x": x, "lr": np.array([0.5], "float32")}, fetch_list=outs, scope=fluid.Scope())
+    np.testing.assert_array_equal(rx, np.maximum(x, 0))  # all 5 rows: 2 + 2 + 1 on 3 of the 4 places
+    assert rlr.tolist() == [0.5, 0.5, 0.5]  # the one learning rate reached every place that ran
+    per_place = exe.run(cp, feed={"x": x, "lr": np.array([0.5], "float32")}, fetch_list=outs,
+                        scope=fluid.Scope(), return_merged=False)[0]
+    assert [p.shape[0] for p in per_place] == [2, 2, 1]
+
+
+def test_a_feed_whose_rows_would_go_unused_is_an_error():
+    main, outs = _relu_program(lr_persistable=False)
+    cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(4))
+    exe = fluid.Executor()
+    x, lr = np.ones([5, 3], "float32"), np.ones([4], "float32")  # 3 parts (2, 2, 1) against 4
+    with pytest.raises(ValueError, match="non-persistable variables should be the same.*'x': 3, 'lr': 4"):
+        exe.run(cp, feed={"x": x, "lr": lr}, fetch_list=outs, scope=fluid.Scope())
+    main, outs = _relu_program(lr_persistable=True)
+    cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(4))
+    with pytest.raises(ValueError, match="persistable variables should not be less than non-persistable"):
+        exe.run(cp, feed={"x": np.ones([4, 3], "float32"), "lr": np.ones([2], "float32")}, fetch_list=outs,
+                scope=fluid.Scope())
+
+
+def test_plain_feeds_after_a_lod_feed_in_the_same_scope():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 1], dtype="int64")
+        y = fluid.layers.scale(x, scale=2.0)
+    scope, exe = fluid.Scope(), fluid.Executor()
+    lod = fluid.create_lod_tensor(np.arange(4).reshape(4, 1).astype("int64"), [[1, 3]], fluid.CPUPlace())
+    exe.run(main, feed={"x": lod}, fetch_list=[y], scope=scope, return_numpy=False)
+    cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(2))
+    got = exe.run(cp, feed={"x": np.arange(4).reshape(4, 1).astype("int64")}, fetch_list=[x], scope=scope)[0]
+    assert got.ravel().tolist() == [0, 1, 2, 3]  # the scope's stale LoD of x is not the replicas'

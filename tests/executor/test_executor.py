@@ -269,3 +269,21 @@ def test_a_fetched_one_element_array_converts_to_a_python_number_as_legacy_scrip
     assert isinstance(fetched_loss, np.ndarray) and fetched_loss.shape == (1,)  # fluid's shape for a loss
     assert float(fetched_loss) == 1.5 and "loss %.2f" % fetched_loss == "loss 1.50" and int(fetched_loss) == 1
     assert type(fetched_doubled) is np.ndarray  # bigger results stay plain arrays
+
+
+def test_feed_check_skips_dim_0_when_the_fed_tensor_carries_lod():
+    main = fluid.Program()
+    with fluid.program_guard(main):
+        x = fluid.data("x", [4, 3], dtype="float32")  # lod_level 0, fixed dim 0
+        seq = fluid.data("seq", [2, 1], dtype="int64", lod_level=1)
+        y = fluid.layers.scale(x, scale=1.0)
+    exe, scope = fluid.Executor(), fluid.Scope()
+    lod = fluid.create_lod_tensor(np.ones([10, 3], "float32"), [[1, 2, 3, 4]], fluid.CPUPlace())
+    assert exe.run(main, feed={"x": lod}, fetch_list=[y], scope=scope, return_numpy=False)[0].shape() == [10, 3]
+    with pytest.raises(ValueError, match=r"'x' should have dimensions = 2, shape = \(4, 3\), but received fed "
+                                         r"shape \[10, 3\]"):
+        exe.run(main, feed={"x": np.ones([10, 3], "float32")}, fetch_list=[y], scope=scope)
+    with pytest.raises(ValueError, match=r"'seq' should have dimensions = 2, shape = \(2, 1\), but received fed "
+                                         r"shape \[5, 1\]"):  # no LoD fed: dim 0 is checked, lod_level or not
+        exe.run(main, feed={"x": lod, "seq": np.ones([5, 1], "int64")}, fetch_list=[y], scope=scope,
+                return_numpy=False)
