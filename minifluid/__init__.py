@@ -21,14 +21,15 @@ from .framework.variable import Parameter
 from .layers.io import data
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
-from .serialization import load, save
+from .program_state import load, load_program_state, save, set_program_state
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
 from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
            "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter", "Program",
-           "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor",
-           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph",
-           "dygraph", "enable_dygraph", "framework", "global_scope", "gradients", "in_dygraph_mode",
-           "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets", "optimizer",
-           "program_guard", "regularizer", "require_version", "save", "scope_guard", "unique_name"]
+           "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor", "cuda_places",
+           "data", "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
+           "framework", "global_scope", "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda",
+           "layers", "load", "load_program_state", "nets", "optimizer", "program_guard",
+           "regularizer", "require_version", "save", "scope_guard", "set_program_state",
+           "unique_name"]

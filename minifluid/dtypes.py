@@ -2,13 +2,19 @@
 import numpy as np
 
 __all__ = ["convert_dtype", "to_numpy_dtype", "is_float_dtype", "get_default_dtype", "set_default_dtype",
-           "SUPPORTED_DTYPES"]
+           "SUPPORTED_DTYPES", "PROTO_DTYPES", "to_proto_dtype", "from_proto_dtype"]
 
 SUPPORTED_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
                     "uint8", "complex64", "complex128")
 _ALIASES = {"float": "float32", "double": "float64", "int": "int64", "long": "int64",
             "fp16": "float16", "fp32": "float32", "fp64": "float64", "bool_": "bool"}
 _NP = {name: np.dtype(name) for name in SUPPORTED_DTYPES}
+# fluid's VarType.Type code of each element type (framework/proto/framework.proto): how program files
+# and parameter files name a tensor's dtype
+PROTO_DTYPES = {"bool": 0, "int16": 1, "int32": 2, "int64": 3, "float16": 4, "float32": 5, "float64": 6,
+                "uint8": 20, "int8": 21, "complex64": 23, "complex128": 24}
+_FROM_PROTO = {code: name for name, code in PROTO_DTYPES.items()}
+_UNSUPPORTED_PROTO = {19: "size_t", 22: "bfloat16"}
 
 
 def convert_dtype(dtype):
@@ -53,3 +59,19 @@ def set_default_dtype(d):
 def get_default_dtype():
     """The dtype ``set_default_dtype`` set (float32 at start)."""
     return _default_dtype
+
+
+def to_proto_dtype(dtype):
+    """fluid's VarType.Type code of ``dtype`` (anything ``convert_dtype`` takes)."""
+    return PROTO_DTYPES[convert_dtype(dtype)]
+
+
+def from_proto_dtype(code):
+    """The dtype name of fluid's VarType.Type ``code``; ValueError for a code that is not an element type
+    minifluid has."""
+    try:
+        return _FROM_PROTO[code]
+    except KeyError:
+        what = _UNSUPPORTED_PROTO.get(code, "not an element type")
+        raise ValueError(f"data type code {code} ({what}) is not supported: minifluid reads "
+                         f"{sorted(PROTO_DTYPES, key=PROTO_DTYPES.get)}") from None

@@ -7,15 +7,19 @@ from .data.loader import DataLoader, DataLoaderBase
 from .errors import ComposeNotAligned
 from .reader import (batch, buffered, cache, chain, compose, firstn, map_readers, multiprocess_reader, shuffle,
                      xmap_readers)
-from .serialization import (is_parameter, is_persistable, load, load_inference_model, load_params, load_persistables,
-                            load_vars, save, save_inference_model, save_params, save_persistables, save_vars)
+from .inference_model import load_inference_model, save_inference_model
+from .program_state import load, load_program_state, save, set_program_state
+from .serialization import (get_program_parameter, get_program_persistable_vars, is_belong_to_optimizer,
+                            is_parameter, is_persistable, load_params, load_persistables, load_vars, save_params,
+                            save_persistables, save_vars)
 
 __all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "ComposeNotAligned", "DataFeeder", "DataLoader",
            "Dataset", "IterableDataset", "PyReader", "RandomSampler", "Sampler", "SequenceSampler", "Subset",
            "TensorDataset", "batch", "buffered", "cache", "chain", "compose", "default_collate_fn", "firstn",
-           "get_worker_info", "is_parameter", "is_persistable", "load", "load_inference_model", "load_params",
-           "load_persistables", "load_vars", "map_readers", "multiprocess_reader", "save", "save_inference_model",
-           "save_params", "save_persistables", "save_vars", "shuffle", "xmap_readers"]
+           "get_program_parameter", "get_program_persistable_vars", "get_worker_info", "is_belong_to_optimizer",
+           "is_parameter", "is_persistable", "load", "load_inference_model", "load_params", "load_persistables",
+           "load_program_state", "load_vars", "map_readers", "multiprocess_reader", "save", "save_inference_model",
+           "save_params", "save_persistables", "save_vars", "set_program_state", "shuffle", "xmap_readers"]
 
 
 class PyReader(DataLoaderBase):

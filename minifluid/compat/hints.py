@@ -39,14 +39,6 @@ REPLACEMENTS = {
         "fluid.create_lod_tensor(np.random.randint(low, high, [sum(lengths)] + base_shape), recursive_seq_lens, "
         "place)",
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
-    "paddle.fluid.load_program_state": "fluid.load(program, model_path, executor) (it loads and sets the state)",
-    "paddle.fluid.set_program_state": "fluid.load(program, model_path, executor) (it loads and sets the state)",
-    "paddle.fluid.io.load_program_state": "fluid.io.load(program, model_path, executor) (loads and sets the state)",
-    "paddle.fluid.io.set_program_state": "fluid.io.load(program, model_path, executor) (loads and sets the state)",
-    "paddle.static.load_program_state": "fluid.load(program, model_path, executor) (it loads and sets the state)",
-    "paddle.static.set_program_state": "fluid.load(program, model_path, executor) (it loads and sets the state)",
-    "paddle.fluid.io.get_program_parameter": "program.all_parameters()",
-    "paddle.fluid.io.get_program_persistable_vars": "[v for v in program.list_vars() if v.persistable]",
     "paddle.fluid.layers.sum": "fluid.layers.sums(input)",
     "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
     "paddle.fluid.layers.pow": "x ** factor",
@@ -61,10 +53,6 @@ REPLACEMENTS = {
     "paddle.static.create_global_var": "fluid.layers.create_global_var(shape, value, dtype, persistable=False)",
     "paddle.static.save_vars": "fluid.io.save_vars(executor, dirname, main_program, vars)",
     "paddle.static.load_vars": "fluid.io.load_vars(executor, dirname, main_program, vars)",
-    "paddle.static.save_inference_model":
-        "fluid.io.save_inference_model(dirname, feeded_var_names, target_vars, executor) (fluid 1.8's arguments)",
-    "paddle.static.load_inference_model":
-        "fluid.io.load_inference_model(dirname, executor) (fluid 1.8's arguments)",
     "paddle.CUDAPinnedPlace": "fluid.CUDAPinnedPlace()",
     "paddle.is_compiled_with_cuda": "fluid.is_compiled_with_cuda()",
     "paddle.nn.ClipGradByGlobalNorm": "fluid.clip.GradientClipByGlobalNorm(clip_norm)",

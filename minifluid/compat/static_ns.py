@@ -2,16 +2,20 @@
 ``paddle.get_default_dtype()`` (fluid.data's to float32)."""
 import minifluid as _fluid
 from ..dtypes import get_default_dtype
+from ..inference_model import static_load_inference_model as load_inference_model
+from ..inference_model import static_save_inference_model as save_inference_model
 
-# fluid's names (tests/compat/test_paddle_names.py keeps this list equal to minifluid.__all__)
+STATIC_ONLY = ("load_inference_model", "save_inference_model")  # 2.x signatures (path prefix -> .pdmodel)
+
+# fluid's names (tests/compat/test_paddle_names.py keeps this list equal to minifluid.__all__) and STATIC_ONLY
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
-           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter",
-           "Program", "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places",
-           "create_lod_tensor", "cuda_places", "data", "default_main_program", "default_startup_program",
-           "disable_dygraph", "dygraph", "enable_dygraph", "framework", "global_scope", "gradients",
-           "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load", "nets",
-           "optimizer", "program_guard", "regularizer", "require_version", "save", "scope_guard",
-           "unique_name"]
+           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter", "Program",
+           "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor",
+           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph",
+           "dygraph", "enable_dygraph", "framework", "global_scope", "gradients", "in_dygraph_mode",
+           "initializer", "io", "is_compiled_with_cuda", "layers", "load", "load_inference_model",
+           "load_program_state", "nets", "optimizer", "program_guard", "regularizer", "require_version",
+           "save", "save_inference_model", "scope_guard", "set_program_state", "unique_name"]
 
 
 def data(name, shape, dtype=None, lod_level=0):

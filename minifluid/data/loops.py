@@ -25,7 +25,8 @@ def wait_seconds(timeout):
     forever (paddle's ``DataLoader(timeout=0)``). Returns None or the positive number.
 
     Raises:
-        TypeError: not a number. ValueError: negative.
+        TypeError: not a number. AssertionError: negative (fluid's DataLoader checks it so; raised
+        explicitly, so also under ``python -O``).
     """
     if timeout is None:
         return None
@@ -33,7 +34,8 @@ def wait_seconds(timeout):
         raise TypeError(f"timeout must be a number of seconds (or None to wait forever), but received "
                         f"{timeout!r} ({type(timeout).__name__})")
     if timeout < 0:
-        raise ValueError(f"timeout should be a non-negative value (0 or None waits forever), but received {timeout}")
+        raise AssertionError(f"timeout should be a non-negative value (0 or None waits forever), but received "
+                             f"{timeout}")
     return timeout if timeout > 0 else None
 
 

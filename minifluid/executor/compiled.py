@@ -22,6 +22,7 @@ import numpy as np
 
 from ..framework.program import Program
 from ..lod_tensor import LoDTensor
+from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from .context import Frame
@@ -72,7 +73,7 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     block = program.global_block()
     plan = _ParallelPlan()
     plan.feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
-    compute_ops = [op for op in block.ops if not _is_optimize(op)]
+    compute_ops = [op for op in block.ops if not _is_optimize(op) and op.type not in FEED_FETCH_OPS]
     optimize_ops = [op for op in block.ops if _is_optimize(op)]
     written = {n for op in compute_ops for n in op.output_arg_names}
     plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names

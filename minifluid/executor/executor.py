@@ -25,6 +25,7 @@ import numpy as np
 from ..framework import graph
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, float_friendly
+from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
 from .context import ExecutionContext, Frame, current_frame
@@ -218,7 +219,7 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
             raise ValueError(f"Program blocks {cycle} run each other in a cycle (an op's sub-block is its own "
                              "block or an ancestor): running them would never end")
     feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
-    steps = [_compile_op(op, to_device) for op in block.ops]
+    steps = [_compile_op(op, to_device) for op in block.ops if op.type not in FEED_FETCH_OPS]
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)

@@ -1,9 +1,9 @@
 """Program: blocks of ops; default main/startup programs and program_guard."""
 import contextlib
 import copy
-import pickle
 
 from ..ops.registry import OpRole, get_op_spec
+from . import program_desc
 from .block import Block
 from .operator import Operator
 from .variable import Parameter, Variable, VarType
@@ -18,17 +18,6 @@ _global_seed = 0
 _DIST_INFO = ("_is_distributed", "_is_chief", "_parameters_on_pservers", "_endpoints", "_ps_endpoint",
               "_trainers_endpoints", "_distributed_lookup_table")
 """The distributed-training bookkeeping ``_copy_dist_param_info_from`` carries over when present."""
-
-
-class ProgramDesc:
-    """``program.desc``: the serialisable form of a Program (a pickle, like the ``.pdmodel`` files that
-    fluid.save writes), read back by ``Program.parse_from_string``."""
-
-    def __init__(self, program):
-        self._program = program
-
-    def serialize_to_string(self):
-        return pickle.dumps(self._program, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class Program:
@@ -88,6 +77,17 @@ class Program:
 
     def all_parameters(self):
         return [p for b in self.blocks for p in b.all_parameters()]
+
+    # --- fluid's ProgramDesc (framework/program_desc.py) -----------------------------
+    @staticmethod
+    def parse_from_string(binary_str):
+        """A Program from the bytes of a ``__model__`` / ``.pdmodel`` file (fluid's ProgramDesc)."""
+        return program_desc.parse_program(binary_str, Program)
+
+    @property
+    def desc(self):
+        """fluid's ``program.desc``: ``serialize_to_string()``, ``get_feed_target_names()``, ..."""
+        return program_desc.ProgramDescView(self)
 
     def list_vars(self):
         for b in self.blocks:
@@ -190,18 +190,6 @@ class Program:
         for attr in _DIST_INFO:
             if hasattr(other, attr):
                 setattr(self, attr, getattr(other, attr))
-
-    @property
-    def desc(self):
-        return ProgramDesc(self)
-
-    @staticmethod
-    def parse_from_string(binary_str):
-        """The Program ``program.desc.serialize_to_string()`` returned."""
-        program = pickle.loads(binary_str)
-        if not isinstance(program, Program):
-            raise TypeError(f"parse_from_string expects a serialized Program, got a {type(program).__name__}")
-        return program
 
     def to_string(self, throw_on_error=False, with_details=False):
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)

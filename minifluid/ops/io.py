@@ -1,4 +1,5 @@
-"""Reader ops of a non-iterable DataLoader / py_reader: create_py_reader, create_double_buffer_reader, read.
+"""Reader ops of a non-iterable DataLoader / py_reader: create_py_reader, create_double_buffer_reader, read;
+and feed / fetch, which a saved inference program holds (see FEED_FETCH_OPS).
 
 The scope holds the runtime objects (see NOTE [ minifluid feeding: queues and shutdown ] in
 ``data/loader.py``): the queue variable holds the BlockingQueue, and the queue's ``reader`` is the
@@ -8,6 +9,11 @@ EOFException at the end of the data, ReaderKilledError (chained) when the reader
 RuntimeError at once when the loader was never started.
 """
 from .registry import register_op
+
+# The Executor feeds and fetches variables by name, so it never runs these ops: in a program they only
+# record, the way fluid's files do, which variables an inference model is fed (feed: holder column `col`
+# -> Out) and which it returns (fetch: X -> holder column `col`).
+FEED_FETCH_OPS = frozenset({"feed", "fetch"})
 
 _READER_ATTRS = {"shape_concat": [], "lod_levels": [], "dtypes": [], "ranks": [], "need_check_feed": []}
 
@@ -32,3 +38,13 @@ def _create_double_buffer_reader_forward(attrs, reader):
              attrs={"drop_last": True, "throw_eof_exp": True}, produces_lod=True, no_gradient=True)
 def _read_forward(attrs, reader):
     return reader.read_next()  # LoDTensor fields carry their LoD; the executor records it (produces_lod)
+
+
+@register_op("feed", inputs=("X",), outputs=("Out",), attrs={"col": 0}, no_gradient=True)
+def _feed_forward(attrs, holder):
+    return holder[attrs["col"]]
+
+
+@register_op("fetch", inputs=("X",), outputs=("Out",), attrs={"col": 0}, no_gradient=True)
+def _fetch_forward(attrs, x):
+    return x

@@ -443,3 +443,10 @@ def test_paddle_io_loader_with_a_static_feed_list_feeds_a_data_parallel_program(
         exe.run(compiled, feed=step, fetch_list=[loss])
     lists = list(PaddleDataLoader(RangeDataset(4), feed_list=[x, y], places=places, batch_size=2))
     assert len(lists) == 1 and [np.asarray(f).tolist() for f in lists[0][1]] == [[[2.0, 2.0], [3.0, 3.0]], [2, 3]]
+
+
+@pytest.mark.parametrize("kwargs, message", [({"num_workers": -1}, "num_workers"), ({"timeout": -1}, "timeout"),
+                                             ({"prefetch_factor": 0}, "prefetch_factor")])
+def test_argument_checks_are_fluids_assertion_errors(kwargs, message):
+    with pytest.raises(AssertionError, match=message):  # raised explicitly: python -O keeps them
+        DatasetLoader(RangeDataset(4), **kwargs)
