@@ -36,6 +36,11 @@ class FetchedScalar(np.ndarray):
     def __int__(self):
         return int(self.item())
 
+    def __reduce__(self):
+        """Pickled as the plain ndarray it is (``paddle.save``, ``pickle.dump``): files stay readable
+        without minifluid, and by our own restricted unpickler."""
+        return self.view(np.ndarray).__reduce__()
+
 
 def float_friendly(array):
     """``array``, viewed as a ``FetchedScalar`` when it has one element and ndim > 0 (no copy)."""

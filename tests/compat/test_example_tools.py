@@ -73,15 +73,12 @@ def test_progress_uses_tqdm_when_installed_and_plain_lines_otherwise(train_digit
 
 
 @pytest.mark.timeout(120)
-def test_two_runs_print_the_same_numbers_and_a_short_run_says_why_it_fails(tmp_path):
-    runs = [_run(ROOT / "examples" / "train_digits.py", "--epochs", "1", "--seed", "3", cwd=tmp_path)
-            for _ in range(2)]
-    for proc in runs:
-        assert proc.returncode == 1
-        assert "below the target test accuracy 0.95 after 1 epoch: train longer (--epochs)" in proc.stderr
-        assert re.search(r"final test accuracy 0\.\d{4} \(1 epoch in \d+\.\d s\)", proc.stdout), proc.stdout
-    numbers = [re.sub(r"in \d+\.\d s", "", proc.stdout) for proc in runs]
-    assert numbers[0] == numbers[1] and "train loss" in numbers[0]
+def test_a_short_run_says_why_it_fails_and_writes_nothing(tmp_path):
+    # (two runs printing the same numbers: tests/numerics/test_examples.py's determinism test)
+    proc = _run(ROOT / "examples" / "train_digits.py", "--epochs", "1", "--seed", "3", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "below the target test accuracy 0.95 after 1 epoch: train longer (--epochs)" in proc.stderr
+    assert re.search(r"final test accuracy 0\.\d{4} \(1 epoch in \d+\.\d s\)", proc.stdout), proc.stdout
     assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
 
 

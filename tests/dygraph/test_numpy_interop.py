@@ -1,5 +1,7 @@
 """Dygraph meets numpy the way new users try it (issue 14.5): one-element results convert with float()
 and %f on numpy 2.4+, and a numpy array given to a layer is a clear TypeError saying how to convert."""
+import pickle
+
 import numpy as np
 import pytest
 
@@ -23,6 +25,7 @@ def test_one_element_results_convert_like_fetched_losses():
         assert "%f" % value == "3.750000" and "%.2f" % loss.numpy() == "3.75"
         assert float(loss) == pytest.approx(3.75) and int(loss) == 3
         assert "{:.1f}".format(float(loss.numpy())) == "3.8"
+        assert type(pickle.loads(pickle.dumps(value))) is np.ndarray  # files never need minifluid to load
     # the very type the static fetch path returns, not a second copy of the idea
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
