@@ -9,6 +9,9 @@ conversion, the LoDTensor file format, restricted unpickling, checkpoints in Pad
 models) when the package was at 9,554: +500.
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
+Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
+losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
+2,000 to 12,500: about 1,700 for them and 300 of headroom.
 """
 import ast
 import io
@@ -19,7 +22,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 10_500
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 12_500
 
 
 def code_lines(path):

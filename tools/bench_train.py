@@ -18,7 +18,11 @@ memory growth during one step. torch is never a dependency: run this script from
 both, e.g. ``python3 -m venv /tmp/tv && /tmp/tv/bin/pip install torch numpy networkx six &&
 /tmp/tv/bin/pip install --no-deps -e .``.
 
-Run: python tools/bench_train.py [--steps 300] [--warmup 30] [--net-steps 20] [--nets-only]
+A ``conv2d_transpose`` entry times conv2d_transpose's forward and backward kernels against conv2d's on the
+same shapes (tools/conv_nets.py ``transpose_vs_conv``: the conv whose adjoint it is, DCGAN generator layers
+at batch 64); ``ratio`` = transpose / conv.
+
+Run: python tools/bench_train.py [--steps 300] [--warmup 30] [--net-steps 20] [--nets-only] [--transpose-only]
 """
 import argparse
 import json
@@ -29,7 +33,7 @@ import time
 import numpy as np
 
 import minifluid as fluid
-from conv_nets import compare
+from conv_nets import compare, transpose_vs_conv
 
 BATCH = 64
 LR = 0.05
@@ -197,13 +201,18 @@ def main():
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--net-steps", type=int, default=20, help="timed steps of the LeNet / ResNet-20 lines")
     ap.add_argument("--nets-only", action="store_true", help="only the LeNet / ResNet-20 lines")
+    ap.add_argument("--transpose-only", action="store_true", help="only the conv2d_transpose vs conv2d line")
     args = ap.parse_args()
+    if args.transpose_only:
+        print(json.dumps({"conv2d_transpose": transpose_vs_conv(args.net_steps)}))
+        return
     result = {"batch": BATCH, "steps": args.steps}
     if not args.nets_only:
         result.update(mlp=bench(build_mlp, numpy_mlp_step, (784,), args.warmup, args.steps, eager_mlp_step),
                       conv=bench(build_conv, numpy_conv_step, (1, 28, 28), args.warmup, args.steps))
     result.update(lenet=compare("lenet", 128, 3, args.net_steps),
                   resnet20=compare("resnet20", 128, 1, max(args.net_steps // 4, 1)),
+                  conv2d_transpose=transpose_vs_conv(args.net_steps),
                   python=platform.python_version(), numpy=np.__version__)
     print(json.dumps(result))
 

@@ -186,6 +186,50 @@ def compare(name, batch, warmup, steps):
     return result
 
 
+# --- conv2d_transpose against conv2d on the same shapes ---------------------------------------------------
+# (name, conv2d_transpose input [N, C, H, W], filter [C, F, k, k], stride, padding): the DCGAN generator's
+# up-sampling layers at batch 64. Its conv2d twin is the conv whose adjoint it is: input [N, F, OH, OW],
+# the same filter read as [C, F, k, k] (C output channels), so both do the same multiply-adds.
+TRANSPOSE_SHAPES = (("7to14-s2-k4", (64, 128, 7, 7), (128, 64, 4, 4), 2, 1),
+                    ("14to28-s2-k4", (64, 64, 14, 14), (64, 1, 4, 4), 2, 1),
+                    ("14to14-s1-k3", (64, 32, 14, 14), (32, 32, 3, 3), 1, 1))
+
+
+def transpose_vs_conv(steps, shapes=TRANSPOSE_SHAPES):
+    """Median forward + backward (input and filter gradients) kernel time of conv2d_transpose and of its
+    conv2d twin per shape, alternating; ``ratio`` = transpose / conv (the goal: at most 1.5)."""
+    from minifluid.ops.registry import get_op_spec  # noqa: PLC0415
+    rng = np.random.RandomState(0)
+    result = {}
+    for name, x_shape, w_shape, stride, pad in shapes:
+        attrs_t = dict(get_op_spec("conv2d_transpose").attrs, strides=[stride] * 2, paddings=[pad] * 2)
+        attrs_c = dict(get_op_spec("conv2d").attrs, strides=[stride] * 2, paddings=[pad] * 2)
+        x = rng.randn(*x_shape).astype("float32")
+        w = rng.randn(*w_shape).astype("float32")
+        spec_t, spec_c = get_op_spec("conv2d_transpose"), get_op_spec("conv2d")
+        y = spec_t.kernel(attrs_t, x, w)
+        xc = rng.randn(*y.shape).astype("float32")  # the twin conv's input has the transpose's output shape
+
+        def run_transpose():
+            out = spec_t.kernel(attrs_t, x, w)
+            spec_t.grad(attrs_t, (x, w), (out,), (np.ones_like(out),), (True, True))
+
+        def run_conv():
+            out = spec_c.kernel(attrs_c, xc, w, None, None)
+            spec_c.grad(attrs_c, (xc, w, None, None), (out,), (np.ones_like(out),), (True, True, False, False))
+        times = {"transpose": [], "conv": []}
+        for i in range(steps + 2):
+            for who, fn in (("transpose", run_transpose), ("conv", run_conv)):
+                t0 = time.perf_counter()
+                fn()
+                if i >= 2:  # two warm-up rounds
+                    times[who].append(time.perf_counter() - t0)
+        t_ms, c_ms = (statistics.median(times[k]) * 1e3 for k in ("transpose", "conv"))
+        result[name] = {"conv2d_transpose_ms": round(t_ms, 2), "conv2d_ms": round(c_ms, 2),
+                        "ratio": round(t_ms / c_ms, 3)}
+    return result
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--peak"]:
         _peak_main(sys.argv[2], sys.argv[3], int(sys.argv[4]))

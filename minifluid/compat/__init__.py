@@ -65,6 +65,8 @@ MODULE_MAP = {
     "paddle.nn": "minifluid.dygraph.paddle_nn",
     "paddle.nn.functional": "minifluid.dygraph.functional",
     "paddle.optimizer": "minifluid.dygraph.paddle_optimizer",
+    "paddle.optimizer.lr": "minifluid.dygraph.paddle_lr",
+    "paddle.metric": "minifluid.dygraph.paddle_metric",
     "paddle.static": "minifluid.compat.static_ns",
     "paddle.framework": "minifluid.compat.paddle_framework",
     "paddle.framework.random": "minifluid.compat.paddle_framework.random",

@@ -41,7 +41,6 @@ REPLACEMENTS = {
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
     "paddle.fluid.layers.sum": "fluid.layers.sums(input)",
     "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
-    "paddle.fluid.layers.pow": "x ** factor",
     "paddle.fluid.layers.mul": "fluid.layers.matmul(x, y) for 2-D x and y (or fluid.layers.fc)",
     "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
@@ -63,15 +62,13 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": """While Switch IfElse StaticRNN DynamicRNN cond case switch_case while_loop
-            increment array_read array_write array_length create_array is_empty tensor_array_to_tensor
+        "paddle.fluid.layers": """While Switch IfElse StaticRNN DynamicRNN cond case switch_case while_loop array_read
+            array_write array_length create_array is_empty tensor_array_to_tensor
             reorder_lod_tensor_by_rank""",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
-        "paddle.fluid.layers": """less_than less_equal greater_than greater_equal equal not_equal elementwise_equal
-            logical_and logical_or logical_xor logical_not allclose has_inf has_nan isfinite""",
-        "paddle": """equal equal_all not_equal less_than less_equal greater_than greater_equal logical_and
-            logical_or logical_xor logical_not allclose isfinite isinf isnan"""},
+        "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
+        "paddle": "equal_all allclose isfinite isinf isnan"},
     "sequence (LoD) ops": {
         "paddle.fluid.layers": """sequence_conv sequence_softmax sequence_pool sequence_concat sequence_first_step
             sequence_last_step sequence_slice sequence_expand sequence_expand_as sequence_pad sequence_unpad
@@ -102,104 +99,84 @@ NOT_SUPPORTED_YET = {
             collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
-        "paddle.fluid.layers": """image_resize image_resize_short resize_bilinear resize_trilinear resize_nearest
-            interpolate affine_grid grid_sampler pixel_shuffle space_to_depth shuffle_channel temporal_shift
-            random_crop unfold affine_channel crop crop_tensor pad2d similarity_focus fsp_matrix""",
-        "paddle.nn": "Pad1D Pad2D Pad3D PixelShuffle Upsample UpsamplingBilinear2D UpsamplingNearest2D",
-        "paddle.nn.functional": "affine_grid grid_sample interpolate pad pixel_shuffle temporal_shift unfold upsample",
+        "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate affine_grid grid_sampler
+            pixel_shuffle space_to_depth shuffle_channel temporal_shift random_crop
+            unfold affine_channel crop crop_tensor similarity_focus fsp_matrix""",
+        "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
+        "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
     "convolution and pooling": {
-        "paddle.fluid.layers": "conv3d conv2d_transpose conv3d_transpose deformable_conv pool3d adaptive_pool2d "
-                               "adaptive_pool3d",
+        "paddle.fluid.layers": "conv3d conv3d_transpose deformable_conv pool3d adaptive_pool2d adaptive_pool3d",
         "paddle.fluid": "Conv3D",
-        "paddle.fluid.dygraph": "Conv3D Conv2DTranspose Conv3DTranspose",
-        "paddle.nn": """Conv1D Conv1DTranspose Conv2DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D
-            MaxPool3D AdaptiveAvgPool1D AdaptiveAvgPool2D AdaptiveAvgPool3D AdaptiveMaxPool1D AdaptiveMaxPool2D
-            AdaptiveMaxPool3D""",
-        "paddle.nn.functional": """conv1d conv1d_transpose conv2d conv2d_transpose conv3d conv3d_transpose avg_pool1d
-            avg_pool2d avg_pool3d max_pool1d max_pool2d max_pool3d adaptive_avg_pool1d adaptive_avg_pool2d
-            adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d"""},
+        "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
+        "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D
+            AdaptiveAvgPool1D AdaptiveAvgPool3D AdaptiveMaxPool1D AdaptiveMaxPool3D""",
+        "paddle.nn.functional": """conv1d conv1d_transpose conv3d conv3d_transpose avg_pool1d avg_pool3d max_pool1d
+            max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
+            adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.layers": "layer_norm group_norm instance_norm data_norm inplace_abn spectral_norm lrn "
-                               "l2_normalize",
+        "paddle.fluid.layers": "group_norm instance_norm data_norm inplace_abn spectral_norm",
         "paddle.fluid": "LayerNorm WeightNormParamAttr",
-        "paddle.fluid.dygraph": "LayerNorm GroupNorm InstanceNorm SpectralNorm",
-        "paddle.nn": """BatchNorm BatchNorm1D BatchNorm2D BatchNorm3D SyncBatchNorm LayerNorm GroupNorm InstanceNorm1D
-            InstanceNorm2D InstanceNorm3D LocalResponseNorm SpectralNorm""",
-        "paddle.nn.functional": "batch_norm instance_norm layer_norm local_response_norm normalize",
+        "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
+        "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
+            LocalResponseNorm SpectralNorm""",
+        "paddle.nn.functional": "instance_norm local_response_norm",
         "paddle.static": "WeightNormParamAttr"},
     "activations": {
-        "paddle.fluid.layers": """elu relu6 leaky_relu prelu selu swish hard_swish hard_sigmoid brelu soft_relu stanh
-            thresholded_relu gelu mish softplus softsign softshrink hard_shrink tanh_shrink logsigmoid log_softmax
-            maxout""",
+        "paddle.fluid.layers": "mish maxout",
         "paddle.fluid.nets": "glu",
-        "paddle.fluid.dygraph": "PRelu",
-        "paddle.nn": """ELU GELU Hardshrink Hardsigmoid Hardswish Hardtanh LeakyReLU LogSigmoid LogSoftmax Maxout
-            PReLU ReLU6 SELU Softplus Softshrink Softsign Swish Tanhshrink ThresholdedReLU""",
-        "paddle.nn.functional": """elu elu_ gelu hardshrink hardsigmoid hardswish hardtanh leaky_relu log_sigmoid
-            log_softmax maxout prelu relu6 relu_ selu softmax_ softplus softshrink softsign swish tanh_ tanhshrink
-            thresholded_relu""",
+        "paddle.nn": "Hardtanh Maxout",
+        "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
         "paddle": "stanh tanh_"},
     "dropout variants": {
-        "paddle.nn": "AlphaDropout Dropout2D Dropout3D",
-        "paddle.nn.functional": "alpha_dropout dropout2d dropout3d"},
+        "paddle.nn": "AlphaDropout Dropout3D",
+        "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": """abs exp log log1p sqrt rsqrt ceil floor round sin cos asin acos atan sign reciprocal
-            erf elementwise_mod elementwise_floordiv clip clip_by_norm clamp cumsum logsumexp reduce_prod reduce_all
-            reduce_any kron cross dot dist addmm addcmul bmm t trace meshgrid diag_embed cos_sim
-            bilinear_tensor_product multiplex""",
-        "paddle": """abs acos add add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist divide dot
-            erf exp floor floor_divide floor_mod histogram imag inverse kron log log10 log1p log2 logsumexp matmul
-            max maximum median min minimum mm mod multiply mv norm pow prod real reciprocal remainder round rsqrt
-            scale sign sin sinh sqrt square std subtract sum tanh trace var multiplex""",
+        "paddle.fluid.layers": """log1p asin acos sign erf elementwise_mod elementwise_floordiv clamp cumsum logsumexp
+            reduce_prod reduce_all reduce_any kron cross dot dist addmm addcmul bmm t
+            trace meshgrid diag_embed cos_sim bilinear_tensor_product multiplex""",
+        "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
+            floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
+            mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var
+            multiplex""",
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": """gather gather_nd scatter scatter_nd scatter_nd_add slice strided_slice stack unstack
-            expand expand_as pad pad_constant_like flip roll reverse shape rank size unique unique_with_counts topk
-            argmax argmin argsort index_select index_sample where nonzero shard_index hash merge_selected_rows
-            get_tensor_from_selected_rows tril triu one_hot""",
+        "paddle.fluid.layers": """gather_nd scatter_nd scatter_nd_add strided_slice expand_as pad_constant_like flip
+            roll reverse rank size unique unique_with_counts index_select
+            index_sample where nonzero shard_index hash merge_selected_rows
+            get_tensor_from_selected_rows tril triu""",
         "paddle.fluid": "one_hot",
-        "paddle": """assign broadcast_shape broadcast_to cast chunk concat expand expand_as flatten flip gather
-            gather_nd index_sample index_select masked_select nonzero numel rank reshape_ reverse roll scatter
-            scatter_ scatter_nd scatter_nd_add shape shard_index slice sort split squeeze squeeze_ stack
-            strided_slice t tile topk transpose tril triu unbind unique unsqueeze unsqueeze_ unstack where argmax
-            argmin argsort meshgrid is_tensor""",
-        "paddle.nn.functional": "one_hot"},
+        "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
+            masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
+            shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
+            is_tensor"""},
     "tensor creation and random numbers": {
-        "paddle.fluid.layers": """fill_constant_batch_size_like zeros_like ones_like full full_like eye diag range
-            arange linspace create_parameter uniform_random uniform_random_batch_size_like gaussian_random
-            gaussian_random_batch_size_like randint randn randperm sampling_id""",
-        "paddle": """arange create_parameter diag empty empty_like eye full full_like linspace ones ones_like zeros
-            zeros_like bernoulli multinomial normal rand randint randn randperm standard_normal uniform
+        "paddle.fluid.layers": """zeros_like ones_like full full_like eye diag range arange linspace create_parameter
+            uniform_random_batch_size_like gaussian_random_batch_size_like randint
+            randn randperm sampling_id""",
+        "paddle": """create_parameter diag empty empty_like bernoulli multinomial randperm standard_normal
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},
     "losses": {
         "paddle.fluid.layers": """center_loss bpr_loss nce hsigmoid sampled_softmax_with_cross_entropy rank_loss
-            margin_rank_loss sigmoid_cross_entropy_with_logits teacher_student_sigmoid_loss huber_loss kldiv_loss
-            npair_loss smooth_l1 dice_loss log_loss label_smooth""",
+            margin_rank_loss teacher_student_sigmoid_loss kldiv_loss npair_loss
+            dice_loss""",
         "paddle.fluid.dygraph": "BCELoss L1Loss NLLLoss NCE",
-        "paddle.nn": "BCELoss BCEWithLogitsLoss CTCLoss HSigmoidLoss KLDivLoss L1Loss MarginRankingLoss NLLLoss "
-                     "SmoothL1Loss",
-        "paddle.nn.functional": """binary_cross_entropy binary_cross_entropy_with_logits ctc_loss dice_loss
-            hsigmoid_loss kl_div l1_loss log_loss margin_ranking_loss nll_loss npair_loss smooth_l1_loss
-            label_smooth"""},
+        "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
+        "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "other dygraph layers": {
         "paddle.fluid": "Embedding",
-        "paddle.fluid.dygraph": "Embedding BilinearTensorProduct TreeConv ParameterList",
-        "paddle.nn": "Embedding ParameterList",
-        "paddle.nn.functional": "embedding"},
+        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
+        "paddle.nn": "ParameterList"},
     "metrics": {
-        "paddle.fluid.layers": "auc mean_iou",
         "paddle.fluid": "metrics average evaluator",
-        "paddle.static": "auc",
-        "paddle": "metric"},
+        "paddle.static": "auc"},
     "learning-rate schedules": {
         "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
         "paddle.fluid.dygraph": """NoamDecay PiecewiseDecay NaturalExpDecay ExponentialDecay InverseTimeDecay
             PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
-            learning_rate_scheduler""",
-        "paddle.optimizer": "lr"},
+            learning_rate_scheduler"""},
     "optimizers": {
         "paddle.fluid.optimizer": """Adadelta AdadeltaOptimizer Adamax AdamaxOptimizer DecayedAdagrad
             DecayedAdagradOptimizer Dpsgd DpsgdOptimizer Ftrl FtrlOptimizer LambOptimizer LarsMomentum

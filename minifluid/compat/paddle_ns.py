@@ -15,8 +15,10 @@ from .. import layers as _layers
 from ..dygraph import base as _base
 from ..dygraph import functional as _functional  # noqa: F401  (paddle.nn.functional)
 from ..dygraph import paddle_io as io
+from ..dygraph import paddle_metric as metric
 from ..dygraph import paddle_nn as nn
 from ..dygraph import paddle_optimizer as optimizer
+from ..dygraph.paddle_tensor import *  # noqa: F401,F403  (names in paddle_tensor.__all__)
 from ..dygraph.checkpoint import load, save
 from ..dygraph.tensor import Tensor, default_tracer
 from ..dtypes import get_default_dtype, set_default_dtype
@@ -25,9 +27,16 @@ from ..places import CPUPlace, CUDAPlace
 from ..reader import batch
 from .paddle_framework.random import seed
 
-__all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "batch", "disable_static", "enable_static",
-           "get_default_dtype", "in_dynamic_mode", "io", "load", "mean", "nn", "no_grad", "optimizer", "reshape",
-           "save", "seed", "set_default_dtype", "set_device", "to_tensor"]
+__all__ = ["CPUPlace", "CUDAPlace", "ParamAttr", "Tensor", "abs", "add", "arange", "argmax", "argmin", "argsort",
+           "batch", "cast", "clip", "concat", "disable_static", "divide", "enable_static", "equal", "exp",
+           "expand", "eye", "flatten", "full", "full_like", "gather", "get_default_dtype", "greater_equal",
+           "greater_than", "in_dynamic_mode", "io", "less_equal", "less_than", "linspace", "load", "log",
+           "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum", "mean",
+           "metric", "min", "minimum", "multiply", "nn", "no_grad", "normal", "not_equal", "numel", "ones",
+           "ones_like", "optimizer", "pow", "prod", "rand", "randint", "randn", "reshape", "save",
+           "scatter", "seed", "set_default_dtype", "set_device", "shape", "sort", "split", "sqrt", "square",
+           "squeeze", "stack", "subtract", "sum", "tanh", "tile", "to_tensor", "topk", "transpose",
+           "uniform", "unsqueeze", "unstack", "where", "zeros", "zeros_like"]
 
 enable_static = _base.enable_static
 disable_static = _base.disable_static

@@ -6,12 +6,17 @@ eagerly whatever the global mode (paddle 2.x defaults to dynamic mode), so a 2.x
 """
 from . import functional
 from . import nn as _nn
+from .paddle_layers import *  # noqa: F401,F403  (names in paddle_layers.__all__)
 from .base import eager_api
 from .layer import Layer as _Layer
 from .tensor import apply
 
-__all__ = ["AvgPool2D", "Conv2D", "CrossEntropyLoss", "Dropout", "Flatten", "Layer", "LayerList", "Linear",
-           "MSELoss", "MaxPool2D", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional"]
+__all__ = ["AdaptiveAvgPool2D", "AdaptiveMaxPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm",
+           "BatchNorm1D", "BatchNorm2D", "Conv2D", "Conv2DTranspose", "CrossEntropyLoss", "Dropout", "Dropout2D", "ELU",
+           "Embedding", "Flatten", "GELU", "Hardshrink", "Hardsigmoid", "Hardswish", "L1Loss", "Layer", "LayerList",
+           "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2D", "NLLLoss", "PReLU",
+           "Pad2D", "ReLU", "ReLU6", "SELU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus",
+           "Softshrink", "Softsign", "Swish", "Tanh", "Tanhshrink", "ThresholdedReLU", "Upsample", "functional"]
 
 _eager_call = eager_api(_Layer.__call__)
 

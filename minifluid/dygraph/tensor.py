@@ -205,6 +205,12 @@ class Tensor(Variable):
     def __matmul__(self, other):
         return apply("matmul", {"X": self, "Y": other})
 
+    # ordering comparisons give bool tensors (fluid's compare ops); == stays identity, as for static Variables
+    __lt__ = lambda self, other: _binary("less_than", self, other)  # noqa: E731
+    __le__ = lambda self, other: _binary("less_equal", self, other)  # noqa: E731
+    __gt__ = lambda self, other: _binary("greater_than", self, other)  # noqa: E731
+    __ge__ = lambda self, other: _binary("greater_equal", self, other)  # noqa: E731
+
     def __len__(self):
         return len(self._value)
 

@@ -4,14 +4,16 @@
 A Python number on either side becomes one ``scale`` op (or ``pow`` for ``x ** n``), so no constant
 variable is made; two Variables become the ``elementwise_*`` op, the right operand broadcast onto the
 left from the trailing dimensions, as ``fluid.layers.elementwise_*`` do. A number on the left of ``/``
-or ``**`` is first filled out to the Variable's shape (``fill_any_like``). Comparisons are not
-patched: ``==`` stays identity, which the graph code relies on.
+or ``**`` is first filled out to the Variable's shape (``fill_any_like``). The ordering comparisons
+``<``, ``<=``, ``>``, ``>=`` append fluid's compare ops (a number becomes a [1] ``fill_constant``);
+``==`` and ``!=`` are not patched: ``==`` stays identity, which the graph code relies on.
 """
 import numbers
 
 from ..framework.variable import Variable
 from .helper import LayerHelper
 from .math import elementwise_add, elementwise_div, elementwise_mul, elementwise_pow, elementwise_sub, scale
+from .tensor import fill_constant
 
 __all__ = ["monkey_patch_variable"]
 
@@ -64,3 +66,18 @@ def monkey_patch_variable():
         setattr(Variable, f"__r{name}__", _operator(both, number_with, reflected=True))
     Variable.__div__, Variable.__rdiv__ = Variable.__truediv__, Variable.__rtruediv__  # fluid's py2 names
     Variable.__neg__ = lambda self: scale(self, -1.0)
+    for name, op_type in (("lt", "less_than"), ("le", "less_equal"), ("gt", "greater_than"), ("ge", "greater_equal")):
+        setattr(Variable, f"__{name}__", _comparison(op_type))
+
+
+def _comparison(op_type):
+    def method(self, other):
+        if _number(other):
+            other = fill_constant([1], self.dtype, other)
+        elif not isinstance(other, Variable):
+            return NotImplemented
+        helper = LayerHelper(op_type, x=self)
+        out = helper.create_variable_for_type_inference("bool", stop_gradient=True)
+        helper.append_op(type=op_type, inputs={"X": [self], "Y": [other]}, outputs={"Out": [out]})
+        return out
+    return method

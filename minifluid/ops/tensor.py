@@ -1,5 +1,5 @@
-"""Tensor-creation and plumbing ops: fill_constant, assign_value, fill_zeros_like, fill_any_like, assign, cast,
-random initialisers."""
+"""Tensor-creation and plumbing ops: fill_constant, fill_constant_batch_size_like, assign_value, fill_zeros_like,
+fill_any_like, assign, cast, random initialisers."""
 import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
@@ -97,3 +97,23 @@ def _fill_zeros_like_forward(attrs, x):
 def _fill_any_like_forward(attrs, x):
     dtype = x.dtype if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
     return array_module(x).full(x.shape, attrs["value"], dtype=dtype)
+
+
+# --- fill_constant_batch_size_like: a constant whose batch dim follows the input's ------------------------
+def _batch_like_shape(attrs, x_shape):
+    shape = list(attrs["shape"])
+    i, o = attrs["input_dim_idx"], attrs["output_dim_idx"]
+    if not 0 <= i < len(x_shape) or not 0 <= o < len(shape):
+        raise ValueError(f"input_dim_idx ({i}) must be in [0, {len(x_shape)}) and output_dim_idx ({o}) in "
+                         f"[0, {len(shape)})")
+    shape[o] = x_shape[i]
+    return tuple(shape)
+
+
+@register_op("fill_constant_batch_size_like", inputs=("Input",), outputs=("Out",), no_gradient=True,
+             attrs={"shape": [], "dtype": "float32", "value": 0.0, "input_dim_idx": 0, "output_dim_idx": 0,
+                    "force_cpu": False, "str_value": ""},
+             infer_shape=lambda attrs, x: (_batch_like_shape(attrs, x.shape), convert_dtype(attrs["dtype"])))
+def _fill_constant_batch_size_like_forward(attrs, x):
+    return array_module(x).full(_batch_like_shape(attrs, x.shape), attrs["value"],
+                                dtype=to_numpy_dtype(attrs["dtype"]))

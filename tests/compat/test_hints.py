@@ -43,7 +43,7 @@ def test_the_wrong_guesses_of_issue_14_are_gone(paddle):
     assert "delete the call" in message and "optimizer" not in message
     assert _missing("paddle.fluid.layers.cond") == \
         "paddle.fluid.layers.cond is not supported yet by minifluid (API family: control flow)"
-    message = _missing("paddle.fluid.layers.gather")
+    message = _missing("paddle.fluid.layers.gather_nd")
     assert message.endswith("(API family: tensor manipulation and indexing)") and "math" not in message
     assert _missing("paddle.fluid.save_dygraph").endswith("what to write instead: fluid.dygraph.save_dygraph("
                                                           "state_dict, model_path)")

@@ -22,3 +22,9 @@ def test_compare_reports_step_times_and_the_torch_line():
         assert "speed_vs_torch" not in result
     else:
         assert result["speed_vs_torch"] > 0
+
+
+def test_transpose_vs_conv_times_both_kernels_on_the_adjoint_shapes():
+    result = conv_nets.transpose_vs_conv(1, shapes=(("tiny", (2, 3, 4, 4), (3, 2, 3, 3), 2, 1),))
+    line = result["tiny"]
+    assert line["conv2d_transpose_ms"] > 0 and line["conv2d_ms"] > 0 and line["ratio"] > 0

@@ -1,0 +1,102 @@
+"""More of ``fluid.dygraph.nn`` (1.8): Embedding, LayerNorm, PRelu, Conv2DTranspose, with fluid 1.8's
+constructor arguments and parameter shapes; each runs the same ops as its static twin in
+``fluid.layers`` (``embedding``, ``layer_norm``, ``prelu``, ``conv2d_transpose``)."""
+import numpy as np
+
+from ..initializer import Constant
+from ..layers import wiring
+from ..layers.image import _conv_transpose_padding
+from .layer import Layer
+from .tensor import apply
+
+__all__ = ["Conv2DTranspose", "Embedding", "LayerNorm", "PRelu"]
+
+
+class Embedding(Layer):
+    """Rows of the table ``weight`` of shape ``size`` = [vocab, width] for int64 ids of any shape (a ``width``
+    dimension is appended); ``padding_idx`` (negative: from the end) reads as zeros and learns nothing."""
+
+    def __init__(self, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
+                 dtype="float32"):
+        super().__init__(dtype=dtype)
+        self._size = list(size)
+        self._padding_idx = -1 if padding_idx is None else padding_idx if padding_idx >= 0 else size[0] + padding_idx
+        self.weight = self.create_parameter(self._size, param_attr)
+
+    def forward(self, input):
+        ids = apply("unsqueeze2", {"X": input}, {"axes": [len(input.shape)]})
+        return apply("lookup_table", {"Ids": ids, "W": self.weight}, {"padding_idx": self._padding_idx})
+
+
+class LayerNorm(Layer):
+    """Normalise over the trailing ``normalized_shape``, then scale (ones) and shift (zeros)."""
+
+    def __init__(self, normalized_shape, scale=True, shift=True, epsilon=1e-05, param_attr=None, bias_attr=None,
+                 act=None, dtype="float32"):
+        super().__init__(dtype=dtype)
+        shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+        self._shape, self._epsilon, self._act = shape, epsilon, act
+        size = [int(np.prod(shape))]
+        self.weight = self.create_parameter(size, param_attr, default_initializer=Constant(1.0)) if scale else None
+        self.bias = self.create_parameter(size, bias_attr, is_bias=True) if shift else None
+
+    def forward(self, input):
+        inputs = {"X": input}
+        if self.weight is not None:
+            inputs["Scale"] = self.weight
+        if self.bias is not None:
+            inputs["Bias"] = self.bias
+        out = apply("layer_norm", inputs, {"epsilon": self._epsilon,
+                                           "begin_norm_axis": len(input.shape) - len(self._shape)}, "Y")
+        return out if self._act is None else apply(self._act, {"X": out})
+
+
+class PRelu(Layer):
+    """``max(0, x) + alpha * min(0, x)``: one alpha (``mode='all'``), one per channel (``'channel'``, give
+    ``channel``) or one per element of a sample (``'element'``, give ``input_shape``); alpha starts at 1.0."""
+
+    def __init__(self, mode, channel=None, input_shape=None, param_attr=None, dtype="float32"):
+        super().__init__(dtype=dtype)
+        if mode == "all":
+            shape = [1]
+        elif mode == "channel":
+            if not isinstance(channel, int):
+                raise AssertionError("channel argument is required when mode is 'channel'.")
+            shape = [1, channel, 1, 1]
+        elif mode == "element":
+            if not isinstance(input_shape, (list, tuple)):
+                raise AssertionError("input_shape argument is required when mode is 'element'.")
+            shape = [1] + list(input_shape)[1:]
+        else:
+            raise ValueError("mode should be one of all, channel, element.")
+        self._mode = mode
+        self.weight = self.create_parameter(shape, param_attr, default_initializer=Constant(1.0))
+
+    def forward(self, input):
+        return apply("prelu", {"X": input, "Alpha": self.weight}, {"mode": self._mode})
+
+
+class Conv2DTranspose(Layer):
+    """Transposed 2-D convolution; weight [num_channels, num_filters / groups, kh, kw], bias [num_filters]
+    (fluid.layers.conv2d_transpose's arguments and output-size rule)."""
+
+    def __init__(self, num_channels, num_filters, filter_size, output_size=None, padding=0, stride=1, dilation=1,
+                 groups=None, param_attr=None, bias_attr=None, use_cudnn=True, act=None, dtype="float32"):
+        super().__init__(dtype=dtype)
+        if param_attr is False:
+            raise AssertionError("param_attr should not be False in conv2d_transpose.")
+        groups = 1 if groups is None else int(groups)
+        paddings, algo = _conv_transpose_padding(padding, "NCHW")
+        self._attrs = {"output_size": wiring.pair(output_size, "output_size") if output_size is not None else [],
+                       "strides": wiring.pair(stride, "stride"), "paddings": paddings, "padding_algorithm": algo,
+                       "dilations": wiring.pair(dilation, "dilation"), "groups": groups, "use_cudnn": use_cudnn}
+        self._act = act
+        self.weight = self.create_parameter([num_channels, num_filters // groups] +
+                                            wiring.pair(filter_size, "filter_size"), param_attr)
+        self.bias = self.create_parameter([num_filters], bias_attr, is_bias=True)
+
+    def forward(self, input):
+        out = apply("conv2d_transpose", {"Input": input, "Filter": self.weight}, self._attrs, "Output")
+        if self.bias is not None:
+            out = apply("elementwise_add", {"X": out, "Y": self.bias}, {"axis": 1})
+        return out if self._act is None else apply(self._act, {"X": out})

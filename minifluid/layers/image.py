@@ -1,0 +1,182 @@
+"""Image layers: conv2d_transpose, image_resize / resize_bilinear / resize_nearest, pad, pad2d
+(fluid 1.8 signatures, defaults and argument errors)."""
+import warnings
+
+from ..framework.variable import Variable
+from . import wiring
+from .activation import check_variable_and_dtype
+from .helper import LayerHelper
+
+__all__ = ["conv2d_transpose", "image_resize", "pad", "pad2d", "resize_bilinear", "resize_nearest"]
+
+
+def _conv_transpose_padding(padding, data_format):
+    """(paddings attr, padding_algorithm) from fluid's forms: int, [h, w], [t, b, l, r], per-dim pairs or a string."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo not in ("SAME", "VALID"):
+            raise ValueError(f"Unknown padding: '{algo}'. It can only be 'SAME' or 'VALID'.")
+        return [0, 0, 0, 0], algo
+    if isinstance(padding, (list, tuple)) and len(padding) == 4 and isinstance(padding[0], (list, tuple)):
+        batch_and_channel = [padding[0], padding[1]] if data_format == "NCHW" else [padding[0], padding[3]]
+        if any(list(p) != [0, 0] for p in batch_and_channel):
+            raise ValueError(f"Non-zero padding({padding}) in the batch or channel dimensions is not supported.")
+        spatial = padding[2:4] if data_format == "NCHW" else padding[1:3]
+        return [int(v) for pair in spatial for v in pair], "EXPLICIT"
+    if isinstance(padding, (list, tuple)) and len(padding) == 4:
+        return [int(v) for v in padding], "EXPLICIT"
+    h, w = wiring.pair(padding, "padding")
+    return [h, h, w, w], "EXPLICIT"
+
+
+def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0, stride=1, dilation=1,
+                     groups=None, param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
+                     data_format="NCHW"):
+    """Transposed 2-D convolution (the adjoint of conv2d); filter ``conv2d_transpose_<n>.w_0`` is
+    [C_in, num_filters / groups, kh, kw]. The output size is (in - 1) * stride - pad_0 - pad_1 +
+    dilation * (k - 1) + 1, or ``output_size`` (which must lie below that + stride); without
+    ``filter_size`` the filter size is derived from ``output_size``."""
+    if param_attr is False:
+        raise AssertionError("param_attr should not be False in conv2d_transpose.")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"Attr(data_format) of Op(fluid.layers.conv2d_transpose) got wrong value: received "
+                         f"{data_format} but only NCHW or NHWC supported.")
+    if not isinstance(input, Variable):
+        raise TypeError("Input of conv2d_transpose must be Variable")
+    if not isinstance(use_cudnn, bool):
+        raise ValueError("use_cudnn should be True or False")
+    channels = input.shape[1] if data_format == "NCHW" else input.shape[-1]
+    groups = 1 if groups is None else int(groups)
+    op_type = "depthwise_conv2d_transpose" if channels == groups == num_filters and not use_cudnn else \
+        "conv2d_transpose"
+    helper = LayerHelper(op_type, input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    stride, dilation = wiring.pair(stride, "stride"), wiring.pair(dilation, "dilation")
+    paddings, algo = _conv_transpose_padding(padding, data_format)
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError("output_size must be set when filter_size is None")
+        output_size = wiring.pair(output_size, "output_size")
+        hw = input.shape[2:4] if data_format == "NCHW" else input.shape[1:3]
+        filter_size = [(output_size[i] - (hw[i] - 1) * stride[i] + paddings[2 * i] + paddings[2 * i + 1] - 1)
+                       // dilation[i] + 1 for i in range(2)]
+    else:
+        filter_size = wiring.pair(filter_size, "conv2d_transpose.filter_size")
+    if output_size is None:
+        output_size = []
+    elif isinstance(output_size, (list, tuple, int)):
+        output_size = wiring.pair(output_size, "output_size")
+    else:
+        raise ValueError("output_size should be int, list[int] or tuple[int]")
+    dtype = helper.input_dtype()
+    weight = helper.create_parameter(attr=helper.param_attr, shape=[channels, num_filters // groups] + filter_size,
+                                     dtype=dtype)
+    pre_bias = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(type=op_type, inputs={"Input": [input], "Filter": [weight]}, outputs={"Output": [pre_bias]},
+                     attrs={"output_size": output_size, "strides": stride, "paddings": paddings,
+                            "padding_algorithm": algo, "dilations": dilation, "groups": groups,
+                            "use_cudnn": use_cudnn, "data_format": data_format})
+    start = 1 if data_format == "NCHW" else 3
+    return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=start, dim_end=start + 1))
+
+
+_RESAMPLE = {"BILINEAR": "bilinear", "NEAREST": "nearest"}
+
+
+def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEAR", actual_shape=None,
+                 align_corners=True, align_mode=1, data_format="NCHW"):
+    """Resize the H and W of a 4-D ``input`` to ``out_shape`` (or by ``scale``), bilinearly or to the nearest
+    pixel; ``align_corners`` / ``align_mode`` pick fluid's source-position rule."""
+    if resample not in _RESAMPLE and resample != "TRILINEAR":
+        raise ValueError("The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR' or 'NEAREST' currently.")
+    if resample == "TRILINEAR" or len(input.shape) != 4:
+        raise ValueError("'BILINEAR' and 'NEAREST' only support 4-D tensor." if resample != "TRILINEAR" else
+                         "resize_trilinear (5-D input) is not supported by minifluid")
+    if not isinstance(align_corners, bool):
+        raise TypeError("Attr align_corners should be a bool value")
+    if align_mode not in (0, 1):
+        raise ValueError("align_mode can only be 0 or 1")
+    if out_shape is None and scale is None:
+        raise ValueError("One of out_shape and scale must not be None.")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"Got wrong value for param `data_format`: {data_format} received but only `NCHW` or "
+                         "`NHWC` supported for 4-D input.")
+    method = _RESAMPLE[resample]
+    helper = LayerHelper(f"{method}_interp", name=name)
+    inputs = {"X": [input]}
+    attrs = {"out_d": -1, "out_h": -1, "out_w": -1, "interp_method": method, "align_corners": align_corners,
+             "align_mode": align_mode, "data_layout": data_format}
+    if out_shape is not None:
+        if isinstance(out_shape, Variable):
+            inputs["OutSize"] = [out_shape]
+        elif not isinstance(out_shape, (list, tuple)):
+            raise TypeError("out_shape should be a list or tuple or Variable.")
+        elif len(out_shape) != 2:
+            raise ValueError("out_shape length should be 2 for input 4-D tensor.")
+        elif any(isinstance(d, Variable) for d in out_shape):
+            raise NotImplementedError("image_resize: out_shape entries given as Variables are not supported by "
+                                      "minifluid; pass a Variable of shape [2] or a list of ints")
+        else:
+            if any(int(d) <= 0 for d in out_shape):
+                raise AssertionError("Each dimension size given in out_shape must be greater than 0.")
+            attrs["out_h"], attrs["out_w"] = int(out_shape[0]), int(out_shape[1])
+    else:
+        if isinstance(scale, Variable):
+            raise NotImplementedError("image_resize: a Variable scale is not supported by minifluid; pass a float")
+        if not isinstance(scale, (int, float)):
+            raise TypeError("Attr(scale)'s type should be float, int or Variable.")
+        if scale <= 0:
+            raise ValueError("Attr(scale) should be greater than zero.")
+        attrs["scale"] = float(scale)
+    if isinstance(actual_shape, Variable):
+        warnings.warn("actual_shape will be deprecated, it is recommended to use out_shape instead of actual_shape "
+                      "to specify output shape dynamically.")
+        actual_shape.stop_gradient = True
+        inputs["OutSize"] = [actual_shape]
+    elif actual_shape is not None:
+        raise TypeError("actual_shape should either be Variable or None.")
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(type=f"{method}_interp", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
+    return out
+
+
+def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None, align_corners=True,
+                    align_mode=1, data_format="NCHW"):
+    """Bilinear resize (image_resize with resample='BILINEAR')."""
+    return image_resize(input, out_shape, scale, name, "BILINEAR", actual_shape, align_corners, align_mode,
+                        data_format)
+
+
+def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None, align_corners=True,
+                   data_format="NCHW"):
+    """Nearest-neighbour resize (image_resize with resample='NEAREST')."""
+    return image_resize(input, out_shape, scale, name, "NEAREST", actual_shape, align_corners, 1, data_format)
+
+
+_PADDABLE = ("float16", "float32", "float64", "int32", "int64")
+
+
+def pad(x, paddings, pad_value=0.0, name=None):
+    """Constant padding: ``paddings`` = [before_0, after_0, before_1, after_1, ...] for every dimension."""
+    check_variable_and_dtype(x, "x", _PADDABLE, "pad")
+    helper = LayerHelper("pad", name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="pad", inputs={"X": [x]}, outputs={"Out": [out]},
+                     attrs={"paddings": [int(p) for p in paddings], "pad_value": float(pad_value)})
+    return out
+
+
+def pad2d(input, paddings=[0, 0, 0, 0], mode="constant", pad_value=0.0, data_format="NCHW", name=None):  # noqa: B006
+    """Pad H and W by [top, bottom, left, right] with ``pad_value`` (``mode='constant'``), the mirrored
+    interior (``'reflect'``) or the border value (``'edge'``); ``paddings`` may be a Variable."""
+    check_variable_and_dtype(input, "input", _PADDABLE, "pad2d")
+    helper = LayerHelper("pad2d", name=name)
+    inputs = {"X": [input]}
+    attrs = {"mode": mode, "pad_value": float(pad_value), "data_format": data_format}
+    if isinstance(paddings, Variable):
+        inputs["Paddings"] = [paddings]
+        attrs["paddings"] = [0, 0, 0, 0]
+    else:
+        attrs["paddings"] = [int(p) for p in paddings]
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(type="pad2d", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
+    return out

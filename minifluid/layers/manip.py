@@ -1,0 +1,190 @@
+"""Tensor manipulation and creation layers: argmax/argmin/argsort/topk, slice, shape, one_hot, gather,
+scatter, expand, stack/unstack, clip/clip_by_norm, increment, fill_constant_batch_size_like and the
+random tensors uniform_random/gaussian_random, with fluid 1.8's signatures and argument checks.
+
+Shapes, indices and bounds given as Variables (fluid's *TensorList inputs) are refused with a
+NotImplementedError naming the static alternative.
+"""
+from ..dtypes import convert_dtype
+from ..framework.variable import Variable
+from .activation import check_variable_and_dtype
+from .helper import LayerHelper
+
+__all__ = ["argmax", "argmin", "argsort", "clip", "clip_by_norm", "expand", "fill_constant_batch_size_like",
+           "gather", "gaussian_random", "increment", "one_hot", "scatter", "shape", "slice", "stack", "topk",
+           "uniform_random", "unstack"]
+
+_ALL = ("bool", "float16", "float32", "float64", "int32", "int64", "uint8")
+_NUM = ("float16", "float32", "float64", "int32", "int64", "uint8", "int16", "int8")
+
+
+def _op(op_type, inputs, attrs, out_dtype, name=None, n_out=1, stop_gradient=False):
+    helper = LayerHelper(op_type, name=name)
+    dtypes = out_dtype if isinstance(out_dtype, tuple) else (out_dtype,) * n_out
+    outs = [helper.create_variable_for_type_inference(d, stop_gradient=stop_gradient) for d in dtypes]
+    helper.append_op(type=op_type, inputs=inputs, outputs=dict(zip(_OUT_SLOTS.get(op_type, ("Out",)), outs)),
+                     attrs=attrs)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_OUT_SLOTS = {"argsort": ("Out", "Indices"), "top_k": ("Out", "Indices"), "stack": ("Y",)}
+
+
+def _static_list(value, what, op_type):
+    if isinstance(value, Variable) or (isinstance(value, (list, tuple)) and
+                                       any(isinstance(v, Variable) for v in value)):
+        raise NotImplementedError(f"{op_type}: '{what}' given as a Variable is not supported by minifluid; "
+                                  f"pass a list of ints")
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"The type of '{what}' in {op_type} must be list or tuple, but received "
+                        f"{type(value).__name__}. ")
+    return [int(v) for v in value]
+
+
+def argmax(x, axis=0):
+    """Indices (int64) of the largest values along ``axis``."""
+    check_variable_and_dtype(x, "x", _NUM, "argmax")
+    return _op("arg_max", {"X": [x]}, {"axis": axis}, "int64", stop_gradient=True)
+
+
+def argmin(x, axis=0):
+    """Indices (int64) of the smallest values along ``axis``."""
+    check_variable_and_dtype(x, "x", _NUM, "argmin")
+    return _op("arg_min", {"X": [x]}, {"axis": axis}, "int64", stop_gradient=True)
+
+
+def argsort(input, axis=-1, descending=False, name=None):
+    """``(sorted values, their int64 indices)`` along ``axis``; a stable sort."""
+    check_variable_and_dtype(input, "input", ("float32", "float64", "int16", "int32", "int64", "uint8"), "argsort")
+    return _op("argsort", {"X": [input]}, {"axis": axis, "descending": descending}, (input.dtype, "int64"), name)
+
+
+def topk(input, k, name=None):
+    """``(values, int64 indices)`` of the ``k`` largest entries along the last axis; ``k`` may be a Variable."""
+    inputs = {"X": [input]}
+    attrs = {}
+    if isinstance(k, Variable):
+        inputs["K"] = [k]
+    else:
+        attrs["k"] = int(k)
+    values, indices = _op("top_k", inputs, attrs, (input.dtype, "int64"), name)
+    indices.stop_gradient = True
+    return values, indices
+
+
+def slice(input, axes, starts, ends):
+    """``input[starts[i]:ends[i]]`` along each of ``axes``; negative bounds count from the end and bounds past a
+    dimension are clipped to it (fluid's slice op)."""
+    if not isinstance(starts, (list, tuple, Variable)):
+        raise ValueError("Input starts must be an Variable, python list or tuple.")
+    if not isinstance(ends, (list, tuple, Variable)):
+        raise ValueError("Input ends must be an Variable, python list or tuple.")
+    starts, ends = _static_list(starts, "starts", "slice"), _static_list(ends, "ends", "slice")
+    attrs = {"axes": list(axes), "starts": starts, "ends": ends, "infer_flags": [1] * len(axes)}
+    return _op("slice", {"Input": [input]}, attrs, input.dtype)
+
+
+def shape(input):
+    """The shape of ``input`` at run time, an int32 tensor of rank 1."""
+    check_variable_and_dtype(input, "input", _ALL, "shape")
+    return _op("shape", {"Input": [input]}, {}, "int32", stop_gradient=True)
+
+
+def one_hot(input, depth, allow_out_of_range=False):
+    """One-hot float32 rows of ``depth`` for ids of shape [..., 1] (int32/int64); out-of-range ids raise unless
+    ``allow_out_of_range``, which gives them all-zero rows."""
+    check_variable_and_dtype(input, "input", ("int32", "int64"), "one_hot")
+    if isinstance(depth, Variable):
+        raise NotImplementedError("one_hot: a Variable depth is not supported by minifluid; pass an int")
+    return _op("one_hot", {"X": [input]}, {"depth": int(depth), "allow_out_of_range": allow_out_of_range},
+               "float32", stop_gradient=True)
+
+
+def gather(input, index, overwrite=True):
+    """Rows ``input[index]`` (index: int32/int64 of shape [N] or [N, 1])."""
+    check_variable_and_dtype(index, "index", ("int32", "int64"), "gather")
+    return _op("gather", {"X": [input], "Index": [index]}, {"overwrite": overwrite}, input.dtype)
+
+
+def scatter(input, index, updates, name=None, overwrite=True):
+    """A copy of ``input`` whose rows ``index`` are ``updates`` (``overwrite``) or, with ``overwrite=False``,
+    the sum of the updates naming them."""
+    return _op("scatter", {"X": [input], "Ids": [index], "Updates": [updates]}, {"overwrite": overwrite},
+               input.dtype, name)
+
+
+def expand(x, expand_times, name=None):
+    """``x`` tiled ``expand_times[i]`` times along each dimension i."""
+    check_variable_and_dtype(x, "x", ("bool", "float32", "float64", "int32", "int64"), "expand")
+    times = _static_list(expand_times, "expand_times", "expand")
+    if convert_dtype(x.dtype) == "bool" and x.stop_gradient:
+        raise ValueError("expand op bool date type must set the stop_gradient to be False")
+    if any(t <= 0 for t in times):
+        raise AssertionError("Each element given in expand_times must not be negative.")
+    return _op("expand", {"X": [x]}, {"expand_times": times}, x.dtype, name)
+
+
+def stack(x, axis=0):
+    """Join same-shaped tensors along a new ``axis``."""
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    return _op("stack", {"X": xs}, {"axis": axis}, xs[0].dtype)
+
+
+def unstack(x, axis=0, num=None):
+    """Split ``x`` along ``axis`` into ``x.shape[axis]`` (or ``num``) tensors of one rank less."""
+    num = x.shape[axis] if num is None else num
+    if num is None or num < 0:
+        raise ValueError(f"unstack: the size of axis {axis} of {x.name!r} is unknown; pass num")
+    helper = LayerHelper("unstack")
+    outs = [helper.create_variable_for_type_inference(x.dtype) for _ in range(num)]
+    helper.append_op(type="unstack", inputs={"X": [x]}, outputs={"Y": outs}, attrs={"axis": axis, "num": num})
+    return outs
+
+
+def clip(x, min, max, name=None):
+    """Values of ``x`` limited to [min, max]."""
+    check_variable_and_dtype(x, "x", ("float32", "float64"), "clip")
+    return _op("clip", {"X": [x]}, {"min": float(min), "max": float(max)}, x.dtype, name)
+
+
+def clip_by_norm(x, max_norm, name=None):
+    """``x * max_norm / ||x||_2`` when the L2 norm of ``x`` exceeds ``max_norm``, else ``x``."""
+    return _op("clip_by_norm", {"X": [x]}, {"max_norm": float(max_norm)}, x.dtype, name)
+
+
+def increment(x, value=1.0, in_place=True):
+    """``x + value`` for a one-element ``x``; in place by default (the counter of a loop or a step)."""
+    if x.shape is not None and len(x.shape) and x.shape != (1,) and list(x.shape) != [1]:
+        raise ValueError(f"increment: the input must have exactly one element, got shape {list(x.shape)}")
+    helper = LayerHelper("increment")
+    out = x if in_place else helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="increment", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"step": float(value)})
+    return out
+
+
+def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0, force_cpu=False):
+    """A tensor of ``shape`` filled with ``value`` whose dimension ``output_dim_idx`` is the run-time size of
+    ``input``'s dimension ``input_dim_idx`` (the batch size)."""
+    dtype = convert_dtype(dtype)
+    attrs = {"shape": [int(d) for d in shape], "dtype": dtype, "value": float(value), "input_dim_idx": input_dim_idx,
+             "output_dim_idx": output_dim_idx, "force_cpu": force_cpu}
+    return _op("fill_constant_batch_size_like", {"Input": [input]}, attrs, dtype, stop_gradient=True)
+
+
+def _random(op_type, shape, dtype, attrs, name=None):
+    dtype = convert_dtype(dtype)
+    if dtype not in ("float16", "float32", "float64"):
+        raise TypeError(f"The data type of 'dtype' in {op_type} must be ['float32', 'float64'], but received "
+                        f"{dtype}. ")
+    shape = _static_list(shape, "shape", op_type)
+    return _op(op_type, {}, {"shape": shape, "dtype": dtype, **attrs}, dtype, name, stop_gradient=True)
+
+
+def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0, name=None):
+    """Uniform samples in [min, max); ``seed`` 0 draws fresh numbers each run, another seed the same each run."""
+    return _random("uniform_random", shape, dtype, {"min": float(min), "max": float(max), "seed": int(seed)}, name)
+
+
+def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32", name=None):
+    """Normal samples N(mean, std^2); ``seed`` as in uniform_random."""
+    return _random("gaussian_random", shape, dtype, {"mean": float(mean), "std": float(std), "seed": int(seed)}, name)

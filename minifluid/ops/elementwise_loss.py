@@ -1,0 +1,108 @@
+"""Losses computed element by element: sigmoid_cross_entropy_with_logits, smooth_l1_loss, log_loss,
+huber_loss, and label_smooth (which makes soft labels for them).
+
+Each kernel is a few numpy calls over the whole batch; each gradient is its closed form.
+"""
+import numpy as np
+
+from .registry import array_module, register_grad, register_op, same_as
+
+
+# --- sigmoid_cross_entropy_with_logits ---------------------------------------------------------------
+def _kept(attrs, label):
+    """1 where the label is not ignore_index, and the normaliser (count of such labels) when asked."""
+    keep = (label != attrs["ignore_index"]).astype(label.dtype, copy=False)
+    norm = max(float(keep.sum()), 1.0) if attrs["normalize"] else 1.0  # fluid divides by 0 when all are ignored
+    return keep, norm
+
+
+@register_op("sigmoid_cross_entropy_with_logits", inputs=("X", "Label"), outputs=("Out",), infer_shape=same_as(0),
+             attrs={"normalize": False, "ignore_index": -100}, no_grad_inputs=("Label",))
+def _sigmoid_ce_forward(attrs, x, label):
+    xp = array_module(x)
+    keep, norm = _kept(attrs, label)
+    loss = xp.maximum(x, 0) - x * label + xp.log1p(xp.exp(-xp.abs(x)))  # overflow-free
+    return (loss * keep / norm).astype(x.dtype, copy=False)
+
+
+@register_grad("sigmoid_cross_entropy_with_logits")
+def _sigmoid_ce_backward(attrs, ins, outs, douts, need):
+    (x, label), dout = ins, douts[0]
+    keep, norm = _kept(attrs, label)
+    sig = 0.5 * (1.0 + array_module(x).tanh(0.5 * x))
+    return (dout * (sig - label) * keep / norm).astype(x.dtype, copy=False), None
+
+
+# --- smooth_l1_loss: per-sample sum of the smooth L1 of (X - Y) * InsideWeight, times OutsideWeight ------
+def _smooth_l1_parts(attrs, x, y, inside):
+    diff = x - y if inside is None else (x - y) * inside
+    s2 = attrs["sigma"] ** 2
+    small = array_module(x).abs(diff) < 1.0 / s2
+    return diff, small, s2
+
+
+@register_op("smooth_l1_loss", inputs=("X", "Y", "InsideWeight", "OutsideWeight"), outputs=("Diff", "Out"),
+             attrs={"sigma": 1.0}, optional=("InsideWeight", "OutsideWeight"),
+             no_grad_inputs=("InsideWeight", "OutsideWeight"),
+             infer_shape=lambda attrs, x, y, i, o: ((x.shape, x.dtype), ((x.shape[0], 1), x.dtype)))
+def _smooth_l1_forward(attrs, x, y, inside, outside):
+    diff, small, s2 = _smooth_l1_parts(attrs, x, y, inside)
+    xp = array_module(x)
+    err = xp.where(small, 0.5 * s2 * diff * diff, xp.abs(diff) - 0.5 / s2)
+    err = err if outside is None else err * outside
+    return diff, err.reshape(x.shape[0], -1).sum(axis=1, keepdims=True).astype(x.dtype, copy=False)
+
+
+@register_grad("smooth_l1_loss")
+def _smooth_l1_backward(attrs, ins, outs, douts, need):
+    x, y, inside, outside = ins
+    diff, small, s2 = _smooth_l1_parts(attrs, x, y, inside)
+    d = array_module(x).where(small, s2 * diff, array_module(x).sign(diff))
+    d = d * douts[1].reshape((-1,) + (1,) * (x.ndim - 1))
+    d = d if inside is None else d * inside
+    d = d if outside is None else d * outside
+    return (d if need[0] else None), (-d if need[1] else None), None, None
+
+
+# --- log_loss: binary cross entropy of probabilities ---------------------------------------------------
+@register_op("log_loss", inputs=("Predicted", "Labels"), outputs=("Loss",), attrs={"epsilon": 1e-4},
+             no_grad_inputs=("Labels",), infer_shape=same_as(0))
+def _log_loss_forward(attrs, p, label):
+    xp, eps = array_module(p), attrs["epsilon"]
+    return (-label * xp.log(p + eps) - (1 - label) * xp.log(1 - p + eps)).astype(p.dtype, copy=False)
+
+
+@register_grad("log_loss")
+def _log_loss_backward(attrs, ins, outs, douts, need):
+    (p, label), dout, eps = ins, douts[0], attrs["epsilon"]
+    return (dout * (-label / (p + eps) + (1 - label) / (1 - p + eps))).astype(p.dtype, copy=False), None
+
+
+# --- huber_loss: quadratic near 0, linear beyond delta (Residual = Y - X) --------------------------------
+@register_op("huber_loss", inputs=("X", "Y"), outputs=("Residual", "Out"), attrs={"delta": 1.0},
+             infer_shape=lambda attrs, x, y: ((x.shape, x.dtype), (x.shape, x.dtype)))
+def _huber_forward(attrs, x, y):
+    r, delta = y - x, attrs["delta"]
+    a = array_module(x).abs(r)
+    return r, array_module(x).where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta)).astype(x.dtype, copy=False)
+
+
+@register_grad("huber_loss")
+def _huber_backward(attrs, ins, outs, douts, need):
+    (x, y), dout, delta = ins, douts[1], attrs["delta"]
+    dr = dout * array_module(x).clip(y - x, -delta, delta)
+    return (-dr if need[0] else None), (dr if need[1] else None)
+
+
+# --- label_smooth: (1 - epsilon) * X + epsilon * prior (uniform 1/K without one) ----------------------------
+@register_op("label_smooth", inputs=("X", "PriorDist"), outputs=("Out",), attrs={"epsilon": 0.0},
+             optional=("PriorDist",), no_grad_inputs=("PriorDist",), infer_shape=same_as(0))
+def _label_smooth_forward(attrs, x, prior):
+    eps = attrs["epsilon"]
+    smooth = eps / x.shape[-1] if prior is None else eps * prior.reshape(-1)
+    return ((1 - eps) * x + smooth).astype(x.dtype, copy=False)
+
+
+@register_grad("label_smooth")
+def _label_smooth_backward(attrs, ins, outs, douts, need):
+    return ((1 - attrs["epsilon"]) * douts[0]).astype(douts[0].dtype, copy=False), None

@@ -1,0 +1,182 @@
+"""Image ops: bilinear_interp and nearest_interp (fluid's resize, align_corners / align_mode), pad, pad2d.
+
+Resizing gathers whole rows and columns with index arrays (two fancy-index reads and a few multiply-adds
+over the batch); gradients scatter back with ``np.add.at`` along one axis at a time. Source positions are
+computed in float32 as fluid's kernels compute them, so nearest neighbours pick the same pixels.
+"""
+import numpy as np
+
+from .registry import array_module, register_grad, register_op
+
+_INTERP_ATTRS = {"out_d": -1, "out_h": -1, "out_w": -1, "scale": 0.0, "interp_method": "bilinear",
+                 "align_corners": True, "align_mode": 1, "data_layout": "NCHW"}
+
+
+def _hw_axes(attrs):
+    return (1, 2) if attrs["data_layout"] == "NHWC" else (2, 3)
+
+
+def _out_hw(attrs, in_hw, out_size=None):
+    if out_size is not None:
+        return tuple(int(v) for v in out_size.reshape(-1)[:2])
+    if attrs["scale"] > 0:
+        return tuple(int(np.float32(s) * np.float32(attrs["scale"])) if s >= 0 else -1 for s in in_hw)
+    return attrs["out_h"], attrs["out_w"]
+
+
+def _ratio(in_size, out_size, align_corners):
+    if out_size <= 1:
+        return np.float32(0.0)
+    return np.float32((in_size - 1) / (out_size - 1)) if align_corners else np.float32(in_size) / np.float32(out_size)
+
+
+def _linear_taps(in_size, out_size, attrs):
+    """(lower index, upper index, weight of the upper one) per output position, as fluid's bilinear kernel."""
+    ratio = _ratio(in_size, out_size, attrs["align_corners"])
+    k = np.arange(out_size, dtype=np.float32)
+    half = attrs["align_mode"] == 0 and not attrs["align_corners"]
+    src = ratio * (k + np.float32(0.5)) - np.float32(0.5) if half else ratio * k
+    lo = np.maximum(src.astype(np.int64), 0)  # C++ int cast: toward zero
+    hi = np.minimum(lo + 1, in_size - 1)
+    weight = (np.maximum(src, 0) if half else src) - lo
+    return lo, hi, weight.astype(np.float64)
+
+
+def _nearest_index(in_size, out_size, attrs):
+    ratio = _ratio(in_size, out_size, attrs["align_corners"])
+    src = ratio * np.arange(out_size, dtype=np.float32) + (np.float32(0.5) if attrs["align_corners"] else 0)
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def _interp_infer(attrs, x, out_size):
+    axes = _hw_axes(attrs)
+    oh, ow = _out_hw(attrs, [x.shape[a] for a in axes])  # as fluid: the attrs at compile time, OutSize at run time
+    shape = list(x.shape)
+    shape[axes[0]], shape[axes[1]] = oh, ow
+    return (tuple(shape), x.dtype)
+
+
+def _bcast(v, axis, ndim):
+    return v.reshape([-1 if i == axis else 1 for i in range(ndim)])
+
+
+def _interp_plan(attrs, x, out_size):
+    axes = _hw_axes(attrs)
+    in_hw = [x.shape[a] for a in axes]
+    out_hw = _out_hw(attrs, in_hw, out_size)
+    if min(out_hw) <= 0:
+        raise ValueError(f"out_h and out_w in Attr(out_shape) of Op(interpolate) should be greater than 0, got "
+                         f"{list(out_hw)}")
+    if attrs["interp_method"] == "nearest":
+        return axes, [_nearest_index(i, o, attrs) for i, o in zip(in_hw, out_hw)]
+    return axes, [_linear_taps(i, o, attrs) for i, o in zip(in_hw, out_hw)]
+
+
+def _interp_forward(attrs, x, out_size):
+    axes, plan = _interp_plan(attrs, x, out_size)
+    if attrs["interp_method"] == "nearest":
+        return x.take(plan[0], axis=axes[0]).take(plan[1], axis=axes[1])
+    out = x
+    for axis, (lo, hi, w) in zip(axes, plan):
+        w = _bcast(w, axis, x.ndim).astype(x.dtype)
+        a, b = out.take(lo, axis=axis), out.take(hi, axis=axis)
+        out = a + (b - a) * w
+    return out
+
+
+def _scatter_axis(d, index, axis, size):
+    """The adjoint of ``take(index, axis)``: sums ``d`` back into ``size`` positions along ``axis``."""
+    shape = list(d.shape)
+    shape[axis] = size
+    out = array_module(d).zeros(shape, dtype=d.dtype)
+    where = [slice(None)] * d.ndim
+    where[axis] = index
+    array_module(d).add.at(out, tuple(where), d)
+    return out
+
+
+def _interp_backward(attrs, ins, outs, douts, need):
+    x, out_size = ins[0], ins[1]
+    axes, plan = _interp_plan(attrs, x, out_size)
+    d = douts[0]
+    sizes = [x.shape[a] for a in axes]
+    if attrs["interp_method"] == "nearest":
+        return _scatter_axis(_scatter_axis(d, plan[1], axes[1], sizes[1]), plan[0], axes[0], sizes[0]), None
+    for axis, (lo, hi, w), size in reversed(list(zip(axes, plan, sizes))):
+        w = _bcast(w, axis, d.ndim).astype(d.dtype)
+        d = _scatter_axis(d * (1 - w), lo, axis, size) + _scatter_axis(d * w, hi, axis, size)
+    return d, None
+
+
+for _name, _method in (("bilinear_interp", "bilinear"), ("nearest_interp", "nearest")):
+    register_op(_name, inputs=("X", "OutSize"), outputs=("Out",), attrs=dict(_INTERP_ATTRS, interp_method=_method),
+                optional=("OutSize",), no_grad_inputs=("OutSize",), infer_shape=_interp_infer)(_interp_forward)
+    register_grad(_name)(_interp_backward)
+
+
+# --- pad: constant padding of every dimension ------------------------------------------------------------
+def _pad_widths(attrs, ndim):
+    p = attrs["paddings"]
+    if len(p) != 2 * ndim:
+        raise ValueError(f"Size of 'paddings' dimension should be equal to 2 * size of Input(X)'s dimension "
+                         f"({2 * ndim}), but received ({len(p)}).")
+    return [(p[2 * i], p[2 * i + 1]) for i in range(ndim)]
+
+
+@register_op("pad", inputs=("X",), outputs=("Out",), attrs={"paddings": [], "pad_value": 0.0},
+             infer_shape=lambda attrs, x: (tuple(d + a + b if d >= 0 else -1 for d, (a, b) in
+                                                 zip(x.shape, _pad_widths(attrs, len(x.shape)))), x.dtype))
+def _pad_forward(attrs, x):
+    return array_module(x).pad(x, _pad_widths(attrs, x.ndim), constant_values=attrs["pad_value"])
+
+
+@register_grad("pad")
+def _pad_backward(attrs, ins, outs, douts, need):
+    x, d = ins[0], douts[0]
+    return (d[tuple(slice(a, a + n) for (a, _), n in zip(_pad_widths(attrs, x.ndim), x.shape))],)
+
+
+# --- pad2d: constant, reflect or edge padding of H and W ---------------------------------------------------
+_PAD2D_MODES = {"constant": "constant", "reflect": "reflect", "edge": "edge"}
+
+
+def _pad2d_widths(attrs, ndim):
+    t, b, l, r = attrs["paddings"]
+    widths = [(0, 0)] * ndim
+    h, w = (1, 2) if attrs["data_format"] == "NHWC" else (2, 3)
+    widths[h], widths[w] = (t, b), (l, r)
+    return widths, (h, w)
+
+
+def _pad2d_infer(attrs, x, paddings):
+    widths, axes = _pad2d_widths(attrs, len(x.shape))
+    return (tuple(d + a + b if d >= 0 and (paddings is None or i not in axes) else -1
+                  for i, (d, (a, b)) in enumerate(zip(x.shape, widths))), x.dtype)
+
+
+@register_op("pad2d", inputs=("X", "Paddings"), outputs=("Out",), optional=("Paddings",),
+             no_grad_inputs=("Paddings",), infer_shape=_pad2d_infer,
+             attrs={"paddings": [0, 0, 0, 0], "mode": "constant", "pad_value": 0.0, "data_format": "NCHW"})
+def _pad2d_forward(attrs, x, paddings):
+    attrs = attrs if paddings is None else dict(attrs, paddings=[int(v) for v in paddings.reshape(-1)])
+    widths, _ = _pad2d_widths(attrs, x.ndim)
+    mode = attrs["mode"]
+    if mode not in _PAD2D_MODES:
+        raise ValueError(f"mode of pad2d should be one of constant, reflect, edge, but received {mode}")
+    if mode == "constant":
+        return array_module(x).pad(x, widths, constant_values=attrs["pad_value"])
+    return array_module(x).pad(x, widths, mode=mode)
+
+
+@register_grad("pad2d")
+def _pad2d_backward(attrs, ins, outs, douts, need):
+    x, paddings = ins
+    attrs = attrs if paddings is None else dict(attrs, paddings=[int(v) for v in paddings.reshape(-1)])
+    widths, axes = _pad2d_widths(attrs, x.ndim)
+    d = douts[0]
+    if attrs["mode"] == "constant":
+        return d[tuple(slice(a, a + n) for (a, _), n in zip(widths, x.shape))], None
+    for axis in axes:  # each output position reads one input position: sum back through that map
+        index = np.pad(np.arange(x.shape[axis]), widths[axis], mode=attrs["mode"])
+        d = _scatter_axis(d, index, axis, x.shape[axis])
+    return d, None

@@ -1,0 +1,215 @@
+"""Indexing ops: arg_max, arg_min, argsort, slice, shape, one_hot, gather, scatter, expand.
+
+Each kernel is one or a few numpy calls over the whole tensor (fancy indexing, ``np.add.at`` for
+gradients that add up at repeated indices). Infer-shape keeps unknown (-1) dims as -1.
+"""
+import numpy as np
+
+from ..dtypes import convert_dtype, to_numpy_dtype
+from .registry import array_module, register_grad, register_op
+
+
+# --- arg_max / arg_min ---------------------------------------------------------------------------
+def _arg_infer(attrs, x):
+    if attrs["flatten"]:
+        return ((1,), "int64")
+    axis = attrs["axis"] % len(x.shape)
+    shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape) if attrs["keepdims"] or i != axis)
+    return (shape or (1,), convert_dtype(attrs["dtype"]) if attrs["dtype"] != -1 else "int64")
+
+
+def _register_arg(name, fn):
+    def kernel(attrs, x):
+        rank = x.ndim
+        if not -rank <= attrs["axis"] < max(rank, 1):
+            raise ValueError(f"'axis'({attrs['axis']}) must be in range [-{rank}, {rank}) for {name}, got "
+                             f"input of rank {rank}")
+        xp = array_module(x)
+        out = fn(x.reshape(-1)) if attrs["flatten"] else fn(x, axis=attrs["axis"])
+        out = xp.expand_dims(out, attrs["axis"]) if attrs["keepdims"] and not attrs["flatten"] else out
+        dtype = np.int64 if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
+        return xp.asarray(out, dtype=dtype).reshape(out.shape or (1,))
+    register_op(name, inputs=("X",), outputs=("Out",), no_gradient=True, infer_shape=_arg_infer,
+                attrs={"axis": -1, "keepdims": False, "flatten": False, "dtype": -1})(kernel)
+
+
+_register_arg("arg_max", np.argmax)
+_register_arg("arg_min", np.argmin)
+
+
+# --- argsort: sorted values and their indices along one axis -----------------------------------------
+@register_op("argsort", inputs=("X",), outputs=("Out", "Indices"), attrs={"axis": -1, "descending": False},
+             infer_shape=lambda attrs, x: ((x.shape, x.dtype), (x.shape, "int64")))
+def _argsort_forward(attrs, x):
+    xp = array_module(x)
+    axis = attrs["axis"]
+    order = xp.argsort(-x if attrs["descending"] else x, axis=axis, kind="stable")
+    return xp.take_along_axis(x, order, axis=axis), order.astype(np.int64, copy=False)
+
+
+@register_grad("argsort")
+def _argsort_backward(attrs, ins, outs, douts, need):
+    x, order, dout = ins[0], outs[1], douts[0]
+    dx = array_module(x).zeros_like(x)
+    array_module(x).put_along_axis(dx, order, dout, axis=attrs["axis"])
+    return (dx,)
+
+
+# --- slice: fluid's clipping of negative and out-of-range bounds --------------------------------------
+def _slice_bounds(attrs, shape):
+    """[(axis, start, end)] as fluid's slice_op clips them (unknown dims keep their bounds)."""
+    axes, starts, ends = attrs["axes"], attrs["starts"], attrs["ends"]
+    if len(starts) != len(axes):
+        raise ValueError("The size of starts must be equal to the size of axes.")
+    if len(ends) != len(axes):
+        raise ValueError("The size of ends must be equal to the size of axes.")
+    bounds = []
+    for axis, start, end in zip(axes, starts, ends):
+        if axis >= len(shape):
+            raise ValueError(f"The index of dimension in axes must be less than the size of input shape "
+                             f"({axis} >= {len(shape)}).")
+        dim = shape[axis]
+        if dim >= 0:
+            start = max(start + dim if start < 0 else start, 0)
+            end = min(max(end + dim if end < 0 else end, 0), dim)
+            if end <= start:
+                raise ValueError(f"end should greater than start (axis {axis}: start {start}, end {end} of {dim})")
+        bounds.append((axis, start, end))
+    return bounds
+
+
+def _slice_out_shape(attrs, shape):
+    out = list(shape)
+    for axis, start, end in _slice_bounds(attrs, shape):
+        out[axis] = end - start if shape[axis] >= 0 else -1
+    for axis in attrs["decrease_axis"]:
+        if out[axis] not in (1, -1):
+            raise ValueError(f"decrease dim should be 1 (axis {axis} has {out[axis]})")
+    kept = [d for i, d in enumerate(out) if i not in set(attrs["decrease_axis"])]
+    return tuple(kept or [1])
+
+
+def _slice_index(attrs, shape):
+    index = [slice(None)] * len(shape)
+    for axis, start, end in _slice_bounds(attrs, shape):
+        index[axis] = slice(start, end)
+    return tuple(index)
+
+
+@register_op("slice", inputs=("Input",), outputs=("Out",),
+             attrs={"axes": [], "starts": [], "ends": [], "infer_flags": [], "decrease_axis": []},
+             infer_shape=lambda attrs, x: (_slice_out_shape(attrs, x.shape), x.dtype))
+def _slice_forward(attrs, x):
+    return x[_slice_index(attrs, x.shape)].reshape(_slice_out_shape(attrs, x.shape))
+
+
+@register_grad("slice")
+def _slice_backward(attrs, ins, outs, douts, need):
+    x, dout = ins[0], douts[0]
+    dx = array_module(x).zeros_like(x)
+    index = _slice_index(attrs, x.shape)
+    dx[index] = dout.reshape(dx[index].shape)
+    return (dx,)
+
+
+@register_op("shape", inputs=("Input",), outputs=("Out",), no_gradient=True,
+             infer_shape=lambda attrs, x: ((len(x.shape),), "int32"))
+def _shape_forward(attrs, x):
+    return np.array(x.shape, dtype=np.int32)
+
+
+# --- one_hot: ids [..., 1] -> [..., depth] ------------------------------------------------------------
+def _one_hot_infer(attrs, x):
+    if len(x.shape) < 2:
+        raise ValueError(f"Input(input) rank should be at least 2, but received input rank ({len(x.shape)}) "
+                         "less than 2")
+    if x.shape[-1] > 1 or x.shape[-1] == 0:
+        raise ValueError(f"Last dimension of Input(input) should be 1, but received input Last dimension"
+                         f"({x.shape[-1]}) != 1")
+    return (tuple(x.shape[:-1]) + (attrs["depth"],), convert_dtype(attrs["dtype"]))
+
+
+@register_op("one_hot", inputs=("X",), outputs=("Out",), no_gradient=True, infer_shape=_one_hot_infer,
+             attrs={"depth": 1, "dtype": "float32", "allow_out_of_range": False})
+def _one_hot_forward(attrs, x):
+    _one_hot_infer(attrs, x)
+    depth, ids = attrs["depth"], x[..., 0]
+    if not attrs["allow_out_of_range"] and ids.size:
+        if ids.min() < 0:
+            raise ValueError(f"Illegal index value, Input(input) value should be at least 0, but received input "
+                             f"({int(ids.min())}) less than 0")
+        if ids.max() >= depth:
+            raise ValueError(f"Illegal index value, Input(input) value should be less than Input(depth), but "
+                             f"received input ({int(ids.max())}) not less than depth ({depth})")
+    return (ids[..., None] == array_module(x).arange(depth)).astype(to_numpy_dtype(attrs["dtype"]))
+
+
+# --- gather / scatter along the first axis ------------------------------------------------------------
+def _rows(index):
+    if index.ndim == 2 and index.shape[1] == 1:
+        return index[:, 0]
+    if index.ndim != 1:
+        raise ValueError(f"The index should be 1D or a [N, 1] tensor, but received shape {list(index.shape)}")
+    return index
+
+
+@register_op("gather", inputs=("X", "Index"), outputs=("Out",), attrs={"overwrite": True}, no_grad_inputs=("Index",),
+             infer_shape=lambda attrs, x, i: ((i.shape[0],) + tuple(x.shape[1:]), x.dtype))
+def _gather_forward(attrs, x, index):
+    return x[_rows(index)]
+
+
+@register_grad("gather")
+def _gather_backward(attrs, ins, outs, douts, need):
+    (x, index), dout = ins, douts[0]
+    dx = array_module(x).zeros_like(x)
+    array_module(x).add.at(dx, _rows(index), dout)  # repeated rows add up
+    return dx, None
+
+
+@register_op("scatter", inputs=("X", "Ids", "Updates"), outputs=("Out",), attrs={"overwrite": True},
+             no_grad_inputs=("Ids",), infer_shape=lambda attrs, x, i, u: (x.shape, x.dtype))
+def _scatter_forward(attrs, x, ids, updates):
+    ids = _rows(ids)
+    out = x.copy()
+    if attrs["overwrite"]:
+        out[ids] = updates  # a repeated id keeps its last update
+    else:
+        out[ids] = 0
+        array_module(x).add.at(out, ids, updates)
+    return out
+
+
+@register_grad("scatter")
+def _scatter_backward(attrs, ins, outs, douts, need):
+    (x, ids, updates), dout = ins, douts[0]
+    ids = _rows(ids)
+    dx = None
+    if need[0]:
+        dx = dout.copy()
+        dx[ids] = 0
+    return dx, None, (dout[ids] if need[2] else None)
+
+
+# --- expand: tile each dimension expand_times[i] times ------------------------------------------------
+def _expand_infer(attrs, x):
+    times = attrs["expand_times"]
+    if len(times) != len(x.shape):
+        raise ValueError(f"The number of elements ({len(times)}) of 'expand_times' for Op(expand) must be equal to "
+                         f"the number of dimensions ({len(x.shape)}) of the input.")
+    return (tuple(d * t if d >= 0 else -1 for d, t in zip(x.shape, times)), x.dtype)
+
+
+@register_op("expand", inputs=("X",), outputs=("Out",), attrs={"expand_times": []}, infer_shape=_expand_infer)
+def _expand_forward(attrs, x):
+    _expand_infer(attrs, x)
+    return array_module(x).tile(x, attrs["expand_times"])
+
+
+@register_grad("expand")
+def _expand_backward(attrs, ins, outs, douts, need):
+    x, dout = ins[0], douts[0]
+    split = []  # [t0, d0, t1, d1, ...]: sum over the tile axes
+    for d, t in zip(x.shape, attrs["expand_times"]):
+        split += [t, d]
+    return (dout.reshape(split).sum(axis=tuple(range(0, 2 * x.ndim, 2))),)
