@@ -71,3 +71,15 @@ def test_the_check_names_the_position_and_leaves_user_layers_free():
     assert out.shape == [2, 1]
     with pytest.raises(TypeError, match=r"^MSELoss expects a Tensor as input 1, but got list; convert it first"):
         paddle_nn.MSELoss()(out, [[1.0], [2.0]])
+
+
+def test_every_built_in_layer_checks_its_inputs():
+    from minifluid import dygraph
+    from minifluid.dygraph.layer import Layer
+    containers = {"Layer", "Sequential", "LayerList", "ParameterList"}
+    layers = {f"{module.__name__}.{name}": getattr(module, name) for module in (dygraph, paddle_nn)
+              for name in module.__all__ if name not in containers}
+    layers = {name: cls for name, cls in layers.items() if isinstance(cls, type) and issubclass(cls, Layer)}
+    assert len(layers) > 20
+    unchecked = sorted(name for name, cls in layers.items() if not cls._tensor_inputs)
+    assert not unchecked, f"built-in layers that accept a numpy array silently: {unchecked}"
