@@ -7,11 +7,15 @@ budget in their own change, saying by how much and for what, here and in the REA
 Raised to 10,500 by Paddle's file formats (issue 18), which came to about 830 code lines (ProgramDesc
 conversion, the LoDTensor file format, restricted unpickling, checkpoints in Paddle's pickles, inference
 models) when the package was at 9,554: +500.
+Raised to 11,400 by paddle.dataset's readers (issue 15), about 940 code lines (eleven dataset modules
+over the original files and their tar reader) when the package was at 10,380: +900.
 Generated modules (``framework/proto/framework_pb2.py``, which ``tools/gen_proto.py`` writes from the
 ``.proto`` schema beside it) are not counted: nobody reads or edits them.
 Issue 17's dense ops (about 60 op types with their layers: activations, comparisons, indexing,
 losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x names raise it by
-2,000 to 12,500: about 1,700 for them and 300 of headroom.
+2,000 to 13,400 (12,500 before issue 15's +900 met it in the merge): about 1,700 for them and 300 of
+headroom. Main was already at 12,558 of its 12,500 when issue 15 landed, and reached 13,512 with it:
++200 to 13,600 so that the suite is green again; the next change that grows the package trims or raises.
 """
 import ast
 import io
@@ -22,7 +26,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 12_500
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 13_600
 
 
 def code_lines(path):

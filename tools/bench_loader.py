@@ -42,6 +42,8 @@ Prints ONE JSON line. Sections (all in one run):
 * ``first_batch_ms``: from ``iter(loader)`` to the first batch (worker start-up included), median.
 * ``multiprocess_transport_cpu_us_per_batch``: CPU time (parent + worker) per pre-made light batch
   through ``use_multiprocess=True``; steadier than wall-clock rates on a shared VM.
+* ``batch_copy_us_per_batch``: what copying each light batch as it is made costs ``set_batch_generator``'s
+  threaded path (the copy that keeps a generator refilling one buffer from corrupting queued batches).
 * ``torch_*``: PyTorch's DataLoader on the same data when ``import torch`` works, else "unavailable".
 
     python tools/bench_loader.py [--batches 2000] [--repeat 5] [--capacity 64] [--multiprocess] [--quick]
@@ -181,6 +183,17 @@ def transport_cpu_us(batches, num_batches, repeat):
         worker = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         costs.append((time.process_time() - start + worker) / n * 1e6)
     return min(costs)
+
+
+def batch_copy_us(batch_reader, num_batches, repeat):
+    """Microseconds per light batch that ``set_batch_generator``'s copy when a batch is made costs (NOTE
+    [ Batches are copied when they are made ] in data/adapters.py): its batch reader with the copy (what
+    the producer thread runs) against the same reader without it (what a worker runs: its shared-memory
+    write is the copy), in paired rounds; the median of the same-round differences."""
+    rounds = alternate({"copy": lambda: rate(lambda: sum(1 for _ in batch_reader()), num_batches),
+                        "no_copy": lambda: rate(lambda: sum(1 for _ in batch_reader.deferred()), num_batches)},
+                       repeat)
+    return statistics.median(1e6 / c - 1e6 / n for c, n in zip(rounds["copy"], rounds["no_copy"]))
 
 
 def dataset_light(samples, num_batches, repeat):
@@ -570,6 +583,7 @@ def main():
     res = {"batch_size": BATCH, "batches": nb, "capacity": args.capacity, "multiprocess": args.multiprocess,
            "quick": args.quick, "cpu_count": os.cpu_count()}
     res["bare_batch_bps"] = best_rate(lambda: sum(1 for _ in bare_batch_reader()), nb, rep)
+    res["batch_copy_us_per_batch"] = batch_copy_us(bare_batch_reader, nb, rep)
 
     exe = fluid.Executor(fluid.CPUPlace())
     main_prog, _, loss = build(True, args.capacity, args.multiprocess)

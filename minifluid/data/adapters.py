@@ -90,14 +90,17 @@ class _SampleListBatches:
             _close(sample_lists)
 
 
-def as_batch_field(item, position=None, name=None, batch_index=None):
-    """An ndarray or LoDTensor as given (no dtype cast); anything else through ``np.asarray``."""
+def as_batch_field(item, position=None, name=None, batch_index=None, copy=False):
+    """An ndarray or LoDTensor as given (no dtype cast; a copy of it with ``copy``); anything else through
+    ``np.asarray``. ``position``, ``name`` and ``batch_index`` say which field it is, for errors."""
     if type(item) is np.ndarray:
         if item.dtype.hasobject:
             raise batch_field_error(position, name, item, batch_index, ragged=True)
-        return item
-    if isinstance(item, LoDTensor) or hasattr(item, "__cuda_array_interface__"):
-        return item
+        return item.copy() if copy else item
+    if isinstance(item, LoDTensor):
+        return LoDTensor(item._array.copy(), item._lod, item._placement) if copy else item
+    if hasattr(item, "__cuda_array_interface__"):
+        return item.copy() if copy else item
     if item is None or isinstance(item, (dict, str, bytes)):
         raise batch_field_error(position, name, item, batch_index, ragged=False)
     try:
@@ -109,7 +112,7 @@ def as_batch_field(item, position=None, name=None, batch_index=None):
     return arr
 
 
-def _checked_batch(batch, names, index):
+def _checked_batch(batch, names, index, copy):
     """The fields of one ``set_batch_generator`` batch, or the error saying what is wrong with it."""
     expected = "a list or tuple of arrays, one per feed variable in feed_list order" + \
         (f" ({len(names)}: {names})" if names is not None else "")
@@ -121,21 +124,47 @@ def _checked_batch(batch, names, index):
                         f"expected {expected}")
     if names is not None and len(batch) != len(names):
         raise _field_count_error(len(batch), len(names))
-    return [as_batch_field(item, i, names and names[i], index) for i, item in enumerate(batch)]
+    return [as_batch_field(item, i, names and names[i], index, copy) for i, item in enumerate(batch)]
 
 
 def from_batch_generator(reader, names):
     """Batches of per-slot arrays or LoDTensors, checked for the field count against the feed variables
     ``names`` (unless None, dygraph) and for fields that are None, ragged or not arrays."""
-    def batch_reader():
-        batches = iter(reader())
+    return _BatchGeneratorBatches(reader, names)
+
+
+class _BatchGeneratorBatches:
+    """The batch reader of ``from_batch_generator``.
+
+    NOTE [ Batches are copied when they are made ]
+    A generator may refill one buffer for every batch (``buf[:] = ...; yield buf, label``). The queue
+    holds up to ``capacity`` batches, so holding references would hand out the last contents many
+    times over. Each batch is therefore copied as the reader gives it, in the producer thread, as
+    fluid's push copies into a LoDTensor; a worker process (``deferred()``) copies it into shared memory
+    instead, which is the same guarantee for the same one copy. Proving an array is never reused would
+    need reference counts (unsound for views, and versions of CPython count differently), and the copy
+    costs ~7 us per 200 KB batch, off the consumer's thread (``batch_copy_us_per_batch`` in
+    tools/bench_loader.py).
+    """
+
+    def __init__(self, reader, names):
+        self._reader, self._names = reader, names
+
+    def __call__(self):
+        return self._batches(copy=True)
+
+    def deferred(self):
+        """For a worker process: its shared-memory writer copies the fields (no copy here)."""
+        return self._batches(copy=False)
+
+    def _batches(self, copy):
+        names, batches = self._names, iter(self._reader())
         try:
             for index, batch in enumerate(batches):
                 try:
-                    fields = _checked_batch(batch, names, index)
+                    fields = _checked_batch(batch, names, index, copy)
                 except Exception as e:
                     raise ConversionFailed(e, index) from None
                 yield fields
         finally:
             _close(batches)
-    return batch_reader

@@ -19,32 +19,28 @@ NOTE [ DatasetLoader: one epoch, one batch source ]
 * Shutdown: a source is closed at the end of data, on any error out of ``next``, by ``close()``, and by
   a ``weakref.finalize`` when its epoch iterator is garbage-collected (a ``break``) or at exit. Closing
   the thread source closes its queue (the thread's blocked or next push returns False, and it ends)
-  and joins the thread; a ``__getitem__`` stuck in user code is left to finish (``JOIN_TIMEOUT``).
+  and joins the thread unless it is inside ``__getitem__`` (``loops.QueueFeeder``): user code is never
+  waited for; it finishes in the background and its next push is refused.
 """
 import functools
 import itertools
-import threading
 import weakref
 
 import numpy as np
 
-from minifluid._blas import limit_for_background_threads
 from minifluid.data.collate import (default_collate_deferred, default_collate_fn, default_convert_fn,
                                    describe_samples, flatten_batch, restore_batch)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
-from minifluid.data.loops import wait_seconds
+from minifluid.data.loops import QueueFeeder, StallWatch, creation_site, wait_seconds
 from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
 from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
-from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper
+from minifluid.errors import QUEUE_KILLED_MESSAGE
 from minifluid.framework import dygraph_mode
 from minifluid.lod_tensor import LoDTensor
 from minifluid.places import CPUPlace, non_empty_places
 
-__all__ = ["JOIN_TIMEOUT", "THREAD_NAME", "DatasetLoader"]
-
-JOIN_TIMEOUT = 5.0
-"""Seconds ``close()`` waits for the loader thread; longer only if ``__getitem__`` itself is that slow."""
+__all__ = ["THREAD_NAME", "DatasetLoader"]
 
 THREAD_NAME = "minifluid-dataset-loader"
 
@@ -114,39 +110,20 @@ def _iterable_batches(dataset, batch_size, drop_last, collate_fn):
 
 
 # --- the loader thread ----------------------------------------------------------------------------
-def _buffer_loop(batches, batch_queue):
-    """Loader thread: push ``batches``; close the queue at the end, kill it with the error on failure."""
-    try:
-        for batch in batches:
-            if not batch_queue.push(batch):
-                return  # the consumer closed the queue: stop
-        batch_queue.close()
-    except BaseException:  # everything crosses to the consumer (NOTE [ Errors cross boundaries as values ])
-        batch_queue.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"))
-    finally:
-        batches.close()
-
-
-def _stop_thread(thread, batch_queue):
-    batch_queue.close()  # a blocked or later push returns False
-    if thread is not threading.current_thread():
-        thread.join(JOIN_TIMEOUT)
-    while batch_queue.try_pop() is not NOTHING:  # drop what was read ahead, so its memory goes now
+def _stop_thread(feeder):
+    feeder.close()  # a blocked or later push returns False; a __getitem__ in progress is not waited for
+    while feeder.queue.try_pop() is not NOTHING:  # drop what was read ahead, so its memory goes now
         pass
 
 
 class _ThreadSource:
     """Batches read ahead by the loader thread (NOTE [ DatasetLoader: one epoch, one batch source ])."""
 
-    def __init__(self, batches, capacity, timeout):
-        self._timeout = timeout
+    def __init__(self, batches, capacity, timeout, stall=None):
+        self._timeout, self._stall = timeout, stall
         self._batch_queue = BlockingQueue(capacity)
-        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
-        self._thread = threading.Thread(target=_buffer_loop, name=THREAD_NAME, daemon=True,
-                                        args=(batches, self._batch_queue))
-        self._batch_queue.watch_producer(self._thread.is_alive)
-        self._closer = weakref.finalize(self, _stop_thread, self._thread, self._batch_queue)
-        self._thread.start()
+        self._feeder = QueueFeeder(batches, self._batch_queue, THREAD_NAME)
+        self._closer = weakref.finalize(self, _stop_thread, self._feeder)
 
     def __iter__(self):
         return self
@@ -155,7 +132,7 @@ class _ThreadSource:
         if not self._closer.alive:
             raise StopIteration
         try:
-            item = self._batch_queue.pop(self._timeout)
+            item = self._batch_queue.pop(self._timeout, None, self._stall)
         except QueueTimeout:
             self.close()
             raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {THREAD_NAME} within "
@@ -270,6 +247,13 @@ class DatasetLoader:
         self.feed_list = feed_list
         self._feed_names = None if feed_list is None else [getattr(v, "name", v) for v in feed_list]
         self.return_list = bool(return_list) or feed_list is None
+        self._created_at = creation_site()
+        self._stall = StallWatch(self._describe)
+
+    def _describe(self):
+        """How a warning names this loader: its dataset and where it was made."""
+        return (f"DataLoader({type(self.dataset).__name__}, num_workers={self.num_workers}) created at "
+                f"{self._created_at}")
 
     def __call__(self):
         """Start an epoch (the same as ``iter(loader)``)."""
@@ -293,9 +277,10 @@ class DatasetLoader:
             def batches():
                 return _iterable_batches(self.dataset, self.batch_size, self.drop_last, self.collate_fn)
             if self.num_workers == 0:
-                return _ThreadSource(batches(), capacity, self.timeout) if self.use_buffer_reader else batches()
+                return _ThreadSource(batches(), capacity, self.timeout, self._stall) if self.use_buffer_reader \
+                    else batches()
             return ProcessBatchSource(batches, capacity, self.timeout, num_workers=self.num_workers,
-                                      dataset=self.dataset, worker_init_fn=self.worker_init_fn)
+                                      dataset=self.dataset, worker_init_fn=self.worker_init_fn, stall=self._stall)
         if self.batch_sampler is not None:
             index_batches, fetch = iter(self.batch_sampler), _MapFetcher(self.dataset, self.collate_fn, True)
         else:
@@ -304,9 +289,9 @@ class DatasetLoader:
         if self.num_workers > 0:
             return ProcessPoolBatchSource(fetch, index_batches, self.num_workers, timeout=self.timeout,
                                           capacity=self.prefetch_factor * self.num_workers,
-                                          worker_init_fn=self.worker_init_fn, dataset=self.dataset)
+                                          worker_init_fn=self.worker_init_fn, dataset=self.dataset, stall=self._stall)
         batches = (fetch(indices) for indices in index_batches)
-        return _ThreadSource(batches, capacity, self.timeout) if self.use_buffer_reader else batches
+        return _ThreadSource(batches, capacity, self.timeout, self._stall) if self.use_buffer_reader else batches
 
     def _to_output(self, batches):
         """One step's batches (one per place) -> what the user's loop gets. In dygraph mode (REFERENCE

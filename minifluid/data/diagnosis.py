@@ -6,8 +6,6 @@ and the queue occupancy it saw; everything else is derived here, off the per-bat
 import collections
 import functools
 import itertools
-import os
-import sys
 
 from ..ops.registry import OpRole
 
@@ -113,18 +111,6 @@ def publish(stats, loader=None):
 
 
 _loader_numbers = itertools.count(1)
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minifluid/
-
-
-def _creation_site():
-    """'examples/train_digits.py:35': the first caller outside minifluid (where the user made the loader)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    if frame is None:
-        return "?"
-    name = frame.f_code.co_filename
-    return f"{os.path.relpath(name) if os.path.isabs(name) else name}:{frame.f_lineno}"
 
 
 def _loader_label(number, names, program_ref, site):
@@ -140,6 +126,7 @@ def _loader_label(number, names, program_ref, site):
     return f"{role}loader #{number} ({feeds}created at {site})"
 
 
-def loader_label(names, program_ref=None):
-    """A callable naming a new loader for EPOCH_HISTORY (its number, fed names, program and creation site)."""
-    return functools.partial(_loader_label, next(_loader_numbers), names, program_ref, _creation_site())
+def loader_label(names, program_ref, site):
+    """A callable naming a new loader for EPOCH_HISTORY: its number, fed names, program (train or test)
+    and ``site``, where it was created (``loops.creation_site()``)."""
+    return functools.partial(_loader_label, next(_loader_numbers), names, program_ref, site)

@@ -4,6 +4,7 @@ It sits between a loader's stage (prefetch.py) and its consumers: the iterable l
 op of a non-iterable program (ops/io.py) and CompiledProgram (``read_round`` / ``stage``). It owns
 the per-epoch diagnosis counters and the read op's need_check_feed checks (REFERENCE J64).
 """
+import threading
 import time
 from collections import deque
 
@@ -14,9 +15,19 @@ from .diagnosis import EpochStats, publish
 from .queue import END_OF_DATA, QueueTimeout
 from .worker import ReaderTimeoutError
 
-__all__ = ["FeedReader", "NOT_STARTED_MESSAGE", "PRODUCER_THREAD_NAME"]
+__all__ = ["CONCURRENT_READ_MESSAGE", "ConcurrentReadError", "FeedReader", "NOT_STARTED_MESSAGE",
+           "PRODUCER_THREAD_NAME"]
 
 PRODUCER_THREAD_NAME = "minifluid-producer"
+
+class ConcurrentReadError(RuntimeError):
+    """A second thread tried to read a loader while another one reads it (``CONCURRENT_READ_MESSAGE``)."""
+
+
+CONCURRENT_READ_MESSAGE = (
+    "This DataLoader is already being read by thread {!r}: a loader hands out one epoch's batches to one reader at "
+    "a time (two threads would each get an unpredictable share, out of order). Give each thread its own "
+    "DataLoader, or read in one thread and hand the batches on.")
 
 NOT_STARTED_MESSAGE = (
     "The DataLoader feeding this program is not started: call loader.start() before exe.run(), and "
@@ -67,6 +78,9 @@ class FeedReader:
         self._staged = deque()
         self._pending_error = None  # a reader error met in the middle of a round: raised at the next read
         self._stage = None
+        self._generation = None  # the queue generation of the current epoch (None: no epoch, or pushes by hand)
+        self._reading = threading.Lock()  # held while a read waits: a second reader is refused (CONCURRENT_READ)
+        self._reader_name = None
         self.started = False
         self.external = False  # someone took the queue to push by hand (J66): no start() needed
         self.stats = EpochStats(capacity)
@@ -77,9 +91,10 @@ class FeedReader:
         """Read from ``stage`` (see prefetch.py) from now on."""
         self._stage = stage
 
-    def begin_epoch(self, stage):
-        """Start reading from ``stage`` with fresh counters."""
-        self._stage, self.started = stage, True
+    def begin_epoch(self, stage, generation=None):
+        """Start reading from ``stage`` with fresh counters; ``generation`` is the queue generation the
+        epoch's producer pushes with (a wait of this epoch ends when the queue is reset)."""
+        self._stage, self.started, self._generation = stage, True, generation
         self._staged.clear()
         self._pending_error = None
         self.last_stats = self.stats
@@ -88,7 +103,7 @@ class FeedReader:
     def end_epoch(self):
         """Stop reading: drop staged batches and stop the stage (the stage itself may be reused)."""
         publish(self.stats, self.label() if self.label is not None else None)
-        self.started = False
+        self.started, self._generation = False, None
         self._staged.clear()
         self._pending_error = None
         if self._stage is not None:
@@ -105,17 +120,25 @@ class FeedReader:
         if self._pending_error is not None:
             error, self._pending_error = self._pending_error, None
             raise error
-        stage = self._stage
+        # the epoch's generation is read before `started`: a reset() from another thread after this
+        # point ends the wait below with EOF (BlockingQueue.pop), before it, `started` is False
+        stage, generation = self._stage, self._generation
         if not self.started and not self.external:
             raise _passthrough(RuntimeError(NOT_STARTED_MESSAGE))
-        occupancy = stage.occupancy()
-        start = time.perf_counter()
+        if not self._reading.acquire(False):
+            raise _passthrough(ConcurrentReadError(CONCURRENT_READ_MESSAGE.format(self._reader_name)))
         try:
-            batch = stage.get()
+            self._reader_name = threading.current_thread().name
+            occupancy = stage.occupancy()
+            start = time.perf_counter()
+            batch = stage.get(generation)
         except QueueTimeout:
             raise _passthrough(ReaderTimeoutError(
                 f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {PRODUCER_THREAD_NAME} within timeout="
-                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow."))
+                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow.")) \
+                from None
+        finally:
+            self._reading.release()
         if batch is END_OF_DATA:
             raise _passthrough(EOFException())
         self.stats.record(start, time.perf_counter(), occupancy)

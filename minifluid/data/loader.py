@@ -24,9 +24,17 @@ Topology (one epoch):
   The consumer closes the queue to stop the producer early (reset, a new iteration, GC, exit).
 * Shutdown order (``_stop``): (1) close the queue, so a push blocked on a full queue returns False at
   once (Paddle #22320: joining a producer blocked in push hangs reset); (2) stop the prefetch stage
-  (its own queue first, then join); (3) join the producer (``JOIN_TIMEOUT``; a generator stuck in
-  user code is left to notice at its next push); (4) non-iterable only: ``queue.reset()`` empties and
-  reopens the queue for the next ``start()``. Iterable mode uses a fresh queue per epoch.
+  (its own queue first, then join); (3) non-iterable only: ``queue.reset()`` empties and reopens the
+  queue for the next ``start()``, even when (1)-(2) were cut short by Ctrl-C. Iterable mode uses a
+  fresh queue per epoch. The producer is never joined: a generator busy in its own code (a slow
+  batch, a stall) stops at its next push, which the closed or reopened queue refuses, and closes
+  its generator in its own thread; so ``break``, ``reset()``, a timeout or Ctrl-C never wait for
+  user code. A ``break``'s cleanup runs in a finalizer, with Ctrl-C deferred to its end
+  (``loops.interrupts_deferred``).
+* Waits end with the epoch: the consumer waits for a batch with the queue generation of its epoch, so
+  a ``reset()`` from another thread ends that wait with EOF (``BlockingQueue.pop``). One reader at a
+  time: a second thread reading while one waits, or starting an epoch while another thread's epoch
+  is open, gets a RuntimeError (``feed_reader.CONCURRENT_READ_MESSAGE``).
 * Never two producers on a queue: a producer pushes, closes and kills with the queue generation it
   started with; every reopen bumps it, so a late producer of an old epoch is refused. A second
   ``start()`` without ``reset()`` raises.
@@ -44,9 +52,8 @@ import weakref
 
 import numpy as np
 
-from .._blas import limit_for_background_threads
 from ..dtypes import to_numpy_dtype
-from ..errors import QUEUE_KILLED_MESSAGE, ConversionFailed, EOFException, ExceptionWrapper, ReaderKilledError
+from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.program import default_main_program, default_startup_program
@@ -58,21 +65,17 @@ from . import adapters, options
 from .dataloader import DatasetLoader
 from .diagnosis import loader_label
 from .feeder import SlotSpec, slot_specs
-from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader, _passthrough
-from .loops import wait_seconds
+from .feed_reader import (CONCURRENT_READ_MESSAGE, NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, ConcurrentReadError,
+                          FeedReader, _passthrough)
+from .loops import Forwarded, QueueFeeder, StallWatch, creation_site, interrupts_deferred, wait_seconds
 from .prefetch import make_stage
 from .queue import END_OF_DATA, BlockingQueue
 from .worker import ProcessBatchSource
 
 __all__ = ["DataLoader", "GeneratorLoader", "DataLoaderBase", "FeedReader", "PRODUCER_THREAD_NAME",
-           "JOIN_TIMEOUT", "NOT_STARTED_MESSAGE"]
+           "NOT_STARTED_MESSAGE"]
 
 _log = logging.getLogger("minifluid.data")
-
-JOIN_TIMEOUT = 5.0
-"""Seconds ``reset()``/a new epoch waits for the old producer; longer only if user code is that slow."""
-ERROR_JOIN_TIMEOUT = 0.5
-"""After a reader error or timeout the producer is not waited for longer than this (it may be stuck)."""
 
 WAKE_LEVEL = 16
 """Batches moved per producer/consumer hand-over when capacity allows (NOTE [ Queue wake level ])."""
@@ -82,56 +85,11 @@ _loader_names = UniqueNameGenerator()
 
 
 # --- producer ---------------------------------------------------------------------------------------
-class _Forwarded:
-    """Kill reason for an error that already is a consumer-side ReaderKilledError (from a worker)."""
+class _Producer(QueueFeeder):
+    """The producer thread of one epoch (``minifluid-producer``), logging fluid's line for reader errors."""
 
-    def __init__(self, error):
-        self._error = error
-
-    def error(self, error_cls=None, header=None):
-        err = type(self._error)(*self._error.args)
-        err.__cause__ = self._error.__cause__
-        return err
-
-
-def _producer_loop(source, queue, generation):
-    """Push every batch of ``source``; close at the end, kill on error (NOTE above)."""
-    try:
-        for batch in source:
-            if not queue.push(batch, generation=generation):
-                return
-        queue.close(generation=generation)
-    except ReaderKilledError as e:
-        queue.kill(_Forwarded(e), generation=generation)
-    except BaseException as e:
-        if not isinstance(e, ConversionFailed):  # fluid's line, for the reader's own errors only
-            _log.warning("Your reader has raised an exception! %s: %s", type(e).__name__, e)
-        queue.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"), generation=generation)
-    finally:
-        close = getattr(source, "close", None)
-        if close is not None:
-            close()
-
-
-class _Producer:
     def __init__(self, source, queue):
-        self.queue, self.generation = queue, queue.generation
-        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
-        self.thread = threading.Thread(target=_producer_loop, name=PRODUCER_THREAD_NAME, daemon=True,
-                                       args=(source, queue, self.generation))
-        queue.watch_producer(self.thread.is_alive)
-        self.thread.start()
-
-    def close(self):
-        """Stop pushing: close this producer's queue generation (a push blocked on a full queue returns)."""
-        self.queue.close(generation=self.generation)
-
-    def join(self, timeout=JOIN_TIMEOUT):
-        if self.thread is not threading.current_thread():
-            self.thread.join(timeout)
-        if self.thread.is_alive() and timeout >= JOIN_TIMEOUT:
-            _log.warning("The DataLoader producer thread is still inside the user's generator after %.0f s; "
-                         "it will stop at its next batch.", JOIN_TIMEOUT)
+        super().__init__(source, queue, PRODUCER_THREAD_NAME, warn_reader_errors=True)
 
 
 class _WorkerStage:
@@ -143,9 +101,9 @@ class _WorkerStage:
         self.source = source
         self._error = None
 
-    def get(self):
+    def get(self, generation=None):
         if self._error is not None:  # like a killed queue: the error again, until the epoch is stopped
-            raise _passthrough(_Forwarded(self._error).error())
+            raise _passthrough(Forwarded(self._error).error())
         try:
             return next(self.source)
         except StopIteration:
@@ -183,9 +141,6 @@ class _WorkerFeed:
 
     def close(self):
         self.stage.stop()
-
-    def join(self, timeout=JOIN_TIMEOUT):
-        pass
 
 
 # --- consumer ---------------------------------------------------------------------------------------
@@ -266,7 +221,8 @@ def _abandon_epoch(loader_ref, epoch):
     """Finalizer of an epoch iterator: stop that epoch's producer if it is still the current one."""
     loader = loader_ref()
     if loader is not None and loader._epochs == epoch and loader._epoch_open:
-        loader._end_epoch()
+        with interrupts_deferred():  # a Ctrl-C here reaches the loop after the cleanup (NOTE above)
+            loader._end_epoch()
 
 
 class _EpochIterator:
@@ -343,11 +299,21 @@ class GeneratorLoader(DataLoaderBase):
         self._worker_pid_list = []
         self._queue = None
         self._reader = FeedReader(slots, self._capacity, check_feed=not iterable)
-        self._reader.label = loader_label(self._names, program_ref)
         self._consumer_timeout = None if self._use_multiprocess else self._timeout  # a worker times out itself
         self._epochs = 0
         self._epoch_open = False
+        self._epoch_thread = None  # the thread that started the open epoch (one reader at a time)
+        self._epoch_lock = threading.Lock()
+        self._created_at = creation_site()
+        self._reader.label = loader_label(self._names, program_ref, self._created_at)
+        self._stall = StallWatch(self._describe)
         _live_loaders.add(self)
+
+    def _describe(self):
+        """How a warning names this loader: its feed variables, where it was made, how far it read."""
+        names = self._names if self._names is not None else "(dygraph)"
+        return (f"DataLoader.from_generator(feed_list={names}) created at {self._created_at} "
+                f"(epoch {self._reader.stats.epoch}, {self._reader.stats.batches} batches read)")
 
     def _attach_scope(self, queue_name, reader_names):
         """Non-iterable: one queue and stage for the loader's life, in the global scope with its reader."""
@@ -356,7 +322,7 @@ class GeneratorLoader(DataLoaderBase):
         self._queue = _new_queue(self._capacity)
         self._queue.reader = self._reader
         self._queue.owner = weakref.ref(self)
-        self._stage = make_stage(self._queue, None, self._use_double_buffer, self._consumer_timeout)
+        self._stage = make_stage(self._queue, None, self._use_double_buffer, self._consumer_timeout, self._stall)
         self._reader.set_stage(self._stage)
         scope.var(queue_name).set_value(self._queue)
         for name in reader_names:
@@ -454,34 +420,42 @@ class GeneratorLoader(DataLoaderBase):
         """The one place the transport is chosen (NOTE [ minifluid feeding: queues and shutdown ])."""
         if self._use_multiprocess:
             return ProcessBatchSource(self._batch_reader, capacity=self._capacity, timeout=self._timeout,
-                                      name="minifluid-worker-0")
+                                      name="minifluid-worker-0", stall=self._stall)
         return self._batch_reader()
 
     def _start_epoch(self, queue, queue_stage):
         """Open the source and start reading it: from the worker's pipe (use_multiprocess on CPU places),
-        or through ``queue``, fed by a producer thread and read by the stage ``queue_stage()`` returns."""
+        or through ``queue``, fed by a producer thread and read by the stage ``queue_stage()`` returns.
+        The stage is made first (it may fail: a CUDAPlace without a GPU), and a source opened is closed
+        again if anything after it fails, so no worker outlives a failed start."""
+        reads_worker = self._use_multiprocess and not any(p.is_gpu_place() for p in self._places or ())
+        stage = None if reads_worker else queue_stage()
         source = self._open_source()
-        self._worker_pid_list = list(getattr(source, "worker_pids", ()))
-        if isinstance(source, ProcessBatchSource) and not any(p.is_gpu_place() for p in self._places or ()):
-            stage = _WorkerStage(source)
-            self._reader.begin_epoch(stage)
-            self._producer = _WorkerFeed(stage)
-        else:
-            self._reader.begin_epoch(queue_stage())
-            self._producer = _Producer(source, queue)
+        try:
+            self._worker_pid_list = list(getattr(source, "worker_pids", ()))
+            if reads_worker:
+                stage = _WorkerStage(source)
+                self._reader.begin_epoch(stage)
+                self._producer = _WorkerFeed(stage)
+            else:
+                self._reader.begin_epoch(stage, queue.generation)
+                self._producer = _Producer(source, queue)
+        except BaseException:
+            getattr(source, "close", lambda: None)()
+            raise
 
     def _worker_pids(self):
         """Pids of the worker process of the current (or last) epoch; [] without use_multiprocess."""
         return list(self._worker_pid_list)
 
-    def _stop(self, join_timeout=JOIN_TIMEOUT):
-        """Stop the producer and the stage, in the order of the NOTE above."""
+    def _stop(self):
+        """Stop the producer and the stage, in the order of the NOTE above (never waiting for user code)."""
         producer, self._producer = self._producer, None
-        if producer is not None:
-            producer.close()
-        self._reader.end_epoch()
-        if producer is not None:
-            producer.join(join_timeout)
+        try:
+            if producer is not None:
+                producer.close()
+        finally:
+            self._reader.end_epoch()
 
     # --- iterable mode ------------------------------------------------------------------------------
     def __iter__(self):
@@ -502,15 +476,22 @@ class GeneratorLoader(DataLoaderBase):
     def _begin_iterable_epoch(self):
         _check(self._iterable, "DataLoader is not iterable")
         _check(self._batch_reader is not None, "Data source of DataLoader has not set yet")
-        self._stop()
-        self._queue = _new_queue(self._capacity)
-        self._start_epoch(self._queue, lambda: make_stage(self._queue, self._places, self._use_double_buffer,
-                                                          self._consumer_timeout))
-        self._epochs += 1
-        self._epoch_open = True
+        with self._epoch_lock:  # two threads starting epochs at once: one of them is refused
+            owner, me = self._epoch_thread, threading.current_thread()
+            if self._epoch_open and owner is not None and owner is not me and owner.is_alive():
+                raise ConcurrentReadError(CONCURRENT_READ_MESSAGE.format(owner.name))
+            self._stop()
+            self._queue = _new_queue(self._capacity)
+            self._start_epoch(self._queue, lambda: make_stage(self._queue, self._places, self._use_double_buffer,
+                                                              self._consumer_timeout, self._stall))
+            self._epochs += 1
+            self._epoch_open, self._epoch_thread = True, me
 
     def _next_step(self):
-        """One step: a batch per place, as feed dicts (or lists with return_list)."""
+        """One step: a batch per place, as feed dicts (or lists with return_list). With several places and
+        drop_last=False the last step may hold fewer batches than places: an ordered loader returns just
+        those, an unordered one (``keep_data_loader_order(False)``) an empty entry for each place left
+        without data, as fluid's readers do (CompiledProgram runs no replica for an empty feed)."""
         places = self._places
         try:
             if len(places) == 1:
@@ -520,24 +501,29 @@ class GeneratorLoader(DataLoaderBase):
         except EOFException:
             self._end_epoch()
             raise StopIteration from None
-        except BaseException:  # reader failure, timeout, Ctrl-C: do not wait on a stuck generator
-            self._end_epoch(join_timeout=ERROR_JOIN_TIMEOUT)
+        except ConcurrentReadError:  # another thread's read: its epoch goes on
+            raise
+        except BaseException:  # reader failure, timeout, Ctrl-C
+            self._end_epoch()
             raise
         if self._eager is not None:  # dygraph: the one batch as eager tensors
             return [self._eager.eager_tensor(f) for f in batches[0]]
         if self._return_list:
-            return [[_tensor(f, p) for f in b] for b, p in zip(batches, places)]
-        names, feeds = self._names, []
-        for batch, place in zip(batches, places):  # plain loops: per batch, comprehensions cost ~0.3 us more
-            feed = {}
-            for name, field in zip(names, batch):
-                feed[name] = LoDTensor(field, None, place) if type(field) is np.ndarray else _tensor(field, place)
-            feeds.append(feed)
-        return feeds
+            steps = [[_tensor(f, p) for f in b] for b, p in zip(batches, places)]
+        else:
+            steps, names = [], self._names
+            for batch, place in zip(batches, places):  # plain loops: per batch, comprehensions cost ~0.3 us more
+                feed = {}
+                for name, field in zip(names, batch):
+                    feed[name] = LoDTensor(field, None, place) if type(field) is np.ndarray else _tensor(field, place)
+                steps.append(feed)
+        if len(steps) < len(places) and not self._keep_order:  # fluid's unordered reader: every place has an
+            steps += [[] if self._return_list else {} for _ in range(len(places) - len(steps))]  # entry, maybe empty
+        return steps
 
-    def _end_epoch(self, join_timeout=JOIN_TIMEOUT):
+    def _end_epoch(self):
         self._epoch_open = False
-        self._stop(join_timeout)
+        self._stop()
 
     def _reset(self):
         """Stop the current epoch in either mode (fluid's private ``_reset``, which its tests call on
@@ -568,19 +554,25 @@ class GeneratorLoader(DataLoaderBase):
             raise RuntimeError("start() was called twice without reset(): the DataLoader is already running. "
                                "Call reset() after the EOFException that ends an epoch (or to abandon it) "
                                "before starting again.")
+        if self._queue.is_closed():  # a reset() cut short (Ctrl-C) left it closed: the epoch would be empty
+            self._queue.reset()
         self._start_epoch(self._queue, lambda: self._stage)
 
     def reset(self):
         """End the epoch (non-iterable mode): stops the producer and empties the queue, so ``start()``
-        can begin the next. Safe at any time: after EOFException, midway, before ``start()``, twice.
+        can begin the next. Safe at any time: after EOFException, midway, before ``start()``, twice, and
+        from another thread while ``exe.run`` waits for a batch (that run then raises EOFException). It
+        does not wait for a generator busy in its own code (NOTE [ minifluid feeding: queues and shutdown ]).
 
         Raises:
             AssertionError: the loader is iterable (there an epoch ends with its ``for`` loop).
         """
         _check(not self._iterable, "reset() cannot be called when DataLoader is iterable")
-        self._stop()
-        self._queue.reset()
-        self._reader.set_stage(self._stage)  # the queue's stage again (a worker's stage ends with its epoch)
+        try:
+            self._stop()
+        finally:
+            self._queue.reset()
+            self._reader.set_stage(self._stage)  # the queue's stage again (a worker's stage ends with its epoch)
 
     # --- diagnosis ----------------------------------------------------------------------------------
     def _stats_source(self):

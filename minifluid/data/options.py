@@ -27,8 +27,10 @@ class _Switch:
 
 keep_data_loader_order = _Switch("keep_data_loader_order", True, """
     Whether loaders built from now on keep the generator's batch order across places (True, the
-    default). ``keep_data_loader_order(False)``: they need not; an unordered non-iterable loader then
-    creates its reader in the startup program, as fluid's does.""")
+    default). ``keep_data_loader_order(False)``: they need not, as fluid's unordered loaders, whose places
+    read one shared queue: a non-iterable one creates its reader in the startup program, and an iterable
+    one's last step gives each place it has no batch for an empty entry (fluid's shape for that step)
+    where an ordered one gives fewer entries. minifluid still hands out the batches in generator order.""")
 
 use_pinned_memory = _Switch("use_pinned_memory", None, """
     None (the default: the CUDA double buffer copies host -> GPU through pinned staging buffers) or

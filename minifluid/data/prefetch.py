@@ -39,11 +39,11 @@ READ_AHEAD = 16
 class DirectStage:
     """No buffering beyond the queue itself."""
 
-    def __init__(self, queue, timeout=None):
-        self.queue, self.timeout = queue, timeout
+    def __init__(self, queue, timeout=None, stall=None):
+        self.queue, self.timeout, self.stall = queue, timeout, stall
 
-    def get(self):
-        return self.queue.pop(self.timeout)
+    def get(self, generation=None):
+        return self.queue.pop(self.timeout, generation, self.stall)
 
     def occupancy(self):
         return len(self.queue)
@@ -65,17 +65,23 @@ class ReadAheadStage:
     consumer pays one queue hand-over per group rather than per batch; the next batch is always
     ready before the current one is used (fluid's double buffer, without a copy thread on CPU)."""
 
-    def __init__(self, queue, timeout=None):
-        self.queue, self.timeout = queue, timeout
+    def __init__(self, queue, timeout=None, stall=None):
+        self.queue, self.timeout, self.stall = queue, timeout, stall
         self._ahead = deque()
+        self._ahead_generation = None  # the queue generation the read-ahead batches came from
 
-    def get(self):
+    def get(self, generation=None):
         ahead = self._ahead
-        if ahead:
-            return ahead.popleft()
-        item = self.queue.pop(self.timeout)
+        if ahead and self._ahead_generation == generation:
+            try:
+                return ahead.popleft()
+            except IndexError:  # emptied by reset() from another thread meanwhile
+                pass
+        ahead.clear()  # batches of an earlier epoch (a reset() raced with the last refill)
+        item = self.queue.pop(self.timeout, generation, self.stall)
         if item is not END_OF_DATA:
-            ahead.extend(self.queue.take_ready(READ_AHEAD))
+            self._ahead_generation = generation
+            ahead.extend(self.queue.take_ready(READ_AHEAD, generation))
         return item
 
     def occupancy(self):
@@ -158,10 +164,10 @@ def _cuda_prefetch_loop(cupy, source, ready, places, stop_event, pinned=True):
 class CudaPrefetchStage:
     """CUDA double buffer: a prefetch thread stages batches on the device ahead of the consumer."""
 
-    def __init__(self, queue, places, timeout=None):
+    def __init__(self, queue, places, timeout=None, stall=None):
         cupy = places[0].array_module()  # CuPy, or a clear error when there is no usable GPU
         self._cupy = cupy
-        self.queue, self.timeout = queue, timeout
+        self.queue, self.timeout, self.stall = queue, timeout, stall
         self._ready = BlockingQueue(PREFETCH_SLOTS)
         self._stop_event = threading.Event()
         pinned = options.use_pinned_memory() is not False
@@ -169,8 +175,8 @@ class CudaPrefetchStage:
                                         args=(cupy, queue, self._ready, list(places), self._stop_event, pinned))
         self._thread.start()
 
-    def get(self):
-        item = self._ready.pop(self.timeout)
+    def get(self, generation=None):
+        item = self._ready.pop(self.timeout, None, self.stall)  # a fresh stage per epoch: no generation
         if item is END_OF_DATA:
             return item
         fields, copied = item
@@ -193,9 +199,10 @@ class CudaPrefetchStage:
         self._thread.join(join_timeout)
 
 
-def make_stage(queue, places, use_double_buffer, timeout=None):
+def make_stage(queue, places, use_double_buffer, timeout=None, stall=None):
     """The stage for one epoch: CUDA prefetch on GPU places, read-ahead on CPU, or none.
-    ``timeout`` (seconds, None = forever) bounds each wait for a batch (QueueTimeout)."""
+    ``timeout`` (seconds, None = forever) bounds each wait for a batch (QueueTimeout); ``stall``
+    (a ``loops.StallWatch``) warns when a wait gets long."""
     if use_double_buffer and places and any(p.is_gpu_place() for p in places):
-        return CudaPrefetchStage(queue, places, timeout)
-    return ReadAheadStage(queue, timeout) if use_double_buffer else DirectStage(queue, timeout)
+        return CudaPrefetchStage(queue, places, timeout, stall)
+    return ReadAheadStage(queue, timeout, stall) if use_double_buffer else DirectStage(queue, timeout, stall)

@@ -154,8 +154,13 @@ class BlockingQueue:
             self._cond.notify_all()
 
     # --- consumer side -------------------------------------------------------------------
-    def pop(self, timeout=None):
-        """The next item (FIFO), blocking while empty and open; END_OF_DATA once closed and drained.
+    def pop(self, timeout=None, generation=None, stall=None):
+        """The next item (FIFO), blocking while empty and open; END_OF_DATA once closed and drained,
+        and at once (or as soon as it happens) when ``generation`` is stale: the queue was reset or
+        reopened for another epoch, so the epoch this consumer waits in has ended.
+
+        Args:
+            stall (loops.StallWatch or None): warned once if the wait reaches ``loops.STALL_WARNING_S``.
 
         Raises:
             ReaderKilledError: killed and drained; ``__cause__`` is the producer's exception.
@@ -164,12 +169,20 @@ class BlockingQueue:
         cond = self._cond
         with cond:
             items = self._items
+            if generation is not None and generation != self._generation:
+                return END_OF_DATA
             if not items and not self._closed:
-                deadline = None if timeout is None else time.monotonic() + timeout
+                start = time.monotonic()
+                deadline = None if timeout is None else start + timeout
+                warn_at = None if stall is None else stall.deadline(start)
                 waited = False
                 while len(items) < self._wake_level and not self._closed and not (waited and items):
-                    self._wait(deadline, put=False)
+                    if warn_at is not None and time.monotonic() >= warn_at:
+                        warn_at = stall.warn(time.monotonic() - start)
+                    self._wait(deadline, put=False, wake_at=warn_at)
                     waited = True
+                    if generation is not None and generation != self._generation:
+                        return END_OF_DATA
             if not items:
                 if self._killed_by is not None:
                     raise self._killed_error()
@@ -193,12 +206,13 @@ class BlockingQueue:
                 self._cond.notify()
             return item
 
-    def take_ready(self, max_items):
+    def take_ready(self, max_items, generation=None):
         """Up to ``max_items`` items queued now, in order, under one lock (never blocks, never raises);
-        lets the consumer move a whole hand-over group at once (NOTE [ Queue wake level ])."""
+        lets the consumer move a whole hand-over group at once (NOTE [ Queue wake level ]). Nothing
+        when ``generation`` is stale (see ``pop``)."""
         with self._cond:
             items = self._items
-            if not items or self._speed_test:
+            if not items or self._speed_test or (generation is not None and generation != self._generation):
                 return ()
             taken = [items.popleft() for _ in range(min(max_items, len(items)))]
             if self._put_waiters and len(items) <= self._room_level:
@@ -266,17 +280,21 @@ class BlockingQueue:
         err._minifluid_passthrough = True
         return err
 
-    def _wait(self, deadline, put):
-        """One bounded wait on the condition (lock held); raises QueueTimeout past ``deadline``."""
+    def _wait(self, deadline, put, wake_at=None):
+        """One bounded wait on the condition (lock held); raises QueueTimeout past ``deadline``; returns
+        by ``wake_at`` (a ``time.monotonic()`` value) at the latest."""
         slice_s = POLL_INTERVAL if self._producer_alive is not None else None
         if not put and self._wake_level > 1:
             slice_s = WAKE_DELAY
+        now = time.monotonic()
         if deadline is not None:
-            remaining = deadline - time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise QueueTimeout(f"blocking queue {'push' if put else 'pop'} timed out "
                                    f"(size {len(self._items)}, capacity {self._capacity})")
             slice_s = remaining if slice_s is None else min(slice_s, remaining)
+        if wake_at is not None:
+            slice_s = max(0.0, wake_at - now) if slice_s is None else max(0.0, min(slice_s, wake_at - now))
         if put:
             self._put_waiters += 1
         else:

@@ -144,14 +144,22 @@ def _round_up(n, to):
     return (n + to - 1) // to * to
 
 
-def _shm_full_message(need, free, limited):
+def _shm_full_message(need, free, limited, held=0, capacity=None):
     free_text = "an unknown number of" if free is None else f"{free} ({free / 2**20:.1f} MiB)"
     source = f" (limited by {SHM_LIMIT_ENV})" if limited else ""
-    return (f"minifluid needs {need} bytes ({need / 2**20:.1f} MiB) of shared memory for one batch, but "
-            f"/dev/shm has {free_text} bytes free{source}. /dev/shm must hold a bit more than capacity x batch "
-            f"bytes per worker. Fix: give the container more shared memory (docker run --shm-size=8g ...), lower "
-            f"the capacity or batch size, or read in a thread instead: use_multiprocess=False "
-            f"(DataLoader.from_generator) or num_workers=0 (DataLoader(dataset)).")
+    head = (f"minifluid needs {need} bytes ({need / 2**20:.1f} MiB) of shared memory for one batch, but "
+            f"/dev/shm has {free_text} bytes free{source}. ")
+    if capacity is not None and held > capacity:  # the consumer keeps batches: that is what fills it
+        return head + (
+            f"{held} batches of this worker are still in use by your code, {held - capacity} more than the "
+            f"capacity ({capacity}) in flight: arrays kept from earlier batches (say a slice of the labels per "
+            "step, for metrics) are views of shared memory and keep each batch's whole slot allocated. Keep "
+            "copies instead (np.array(x)), or give the container more shared memory (docker run --shm-size=8g "
+            "...).")
+    return head + ("/dev/shm must hold a bit more than capacity x batch bytes per worker. Fix: give the container "
+                   "more shared memory (docker run --shm-size=8g ...), lower the capacity or batch size, or read in "
+                   "a thread instead: use_multiprocess=False (DataLoader.from_generator) or num_workers=0 "
+                   "(DataLoader(dataset)).")
 
 
 def _field_array(field, index):
@@ -191,10 +199,12 @@ class SlotWriter:
 
     Args:
         prefix (str): segment-name prefix of this worker (``new_segment_prefix() + f"{worker_id}_"``).
+        capacity (int or None): batches the worker may have in flight; more slots in use than that
+            means the consumer keeps batches, which a "/dev/shm is full" error then says.
     """
 
-    def __init__(self, prefix):
-        self._prefix = prefix
+    def __init__(self, prefix, capacity=None):
+        self._prefix, self._capacity = prefix, capacity
         self._slots = {}
         self._free = {}  # slot size -> ids of free slots of that size (most recently freed last)
         self._next_id = 0
@@ -257,7 +267,7 @@ class SlotWriter:
             in_use = sum(s.size for s in self._slots.values())
             free, limited = max(0, int(limit) - in_use), True
             if size > free:
-                raise ShmAllocationError(errno.ENOSPC, _shm_full_message(size, free, limited))
+                raise ShmAllocationError(errno.ENOSPC, _shm_full_message(size, free, limited, *self._held()))
         name = f"{self._prefix}{self._count}"
         self._count += 1
         fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
@@ -267,7 +277,7 @@ class SlotWriter:
             except OSError as e:
                 if e.errno not in (errno.ENOSPC, errno.ENOMEM, errno.EFBIG):
                     raise
-                message = _shm_full_message(size, shm_free_bytes(), False)
+                message = _shm_full_message(size, shm_free_bytes(), False, *self._held())
                 raise ShmAllocationError(errno.ENOSPC, message) from e
             mm = mmap.mmap(fd, size)
         except BaseException:
@@ -276,6 +286,10 @@ class SlotWriter:
         finally:
             os.close(fd)
         return _Slot(name, mm, size)
+
+    def _held(self):
+        """(slots delivered and not yet released by the consumer, capacity) for the full-shm message."""
+        return len(self._slots) - sum(map(len, self._free.values())), self._capacity
 
     def close(self, unlink_all=False):
         """Unmap every slot. Unlink names never delivered, or all names when the parent is gone."""

@@ -25,10 +25,16 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
   (delivered first, in order) and applies the same death and timeout checks.
 * Shutdown is ``_Workers.shutdown``, run exactly once through ``weakref.finalize``: by ``close()``,
   by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
-  collection of the source (a ``break``) or at interpreter exit. It SIGTERMs the workers still
-  running, joins them (SIGKILL after ``JOIN_TIMEOUT``), releases their fds, closes the pipes and then
-  unlinks any segment name with the source's prefix (a worker may have died mid-allocation). It does
-  nothing in a forked child that merely inherited the object. Arrays already handed out stay valid.
+  collection of the source (a ``break``) or at interpreter exit. It stops the workers
+  (``processes.stop_processes``: SIGTERM, SIGKILL after ``JOIN_TIMEOUT``, fds released, even when
+  SIGCHLD is ignored), closes the pipes and then unlinks any segment name with the source's prefix (a
+  worker may have died mid-allocation). It does nothing in a forked child that merely inherited the
+  object. Arrays already handed out stay valid.
+* ``close()`` from another thread (a user's ``reset()`` while ``exe.run`` waits for a batch) never
+  shuts down under the consumer's feet: it sets ``_Workers.stopping``, which the consumer's waits
+  check every ``POLL_INTERVAL``; the consumer then ends its epoch as at the end of data
+  (StopIteration), and the shutdown runs once it has left (``_WorkerSource._using``). Only one thread
+  ever waits on, reaps or closes a worker's process and pipe at a time.
 """
 import itertools
 import multiprocessing
@@ -38,6 +44,7 @@ import random
 import select
 import signal
 import struct
+import threading
 import time
 import weakref
 from collections import deque
@@ -47,6 +54,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minifluid._blas import limit_for_background_threads
+from minifluid.data.processes import JOIN_TIMEOUT, describe_exit, start_process, stop_processes
 from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
                                 reclaim_stale_segments, unlink_segments)
 from minifluid.errors import (QUEUE_KILLED_MESSAGE, ConversionFailed, ExceptionWrapper, ReaderKilledError,
@@ -62,20 +70,9 @@ POLL_INTERVAL = 0.05
 WORKER_POLL_INTERVAL = 0.2
 """Seconds a blocked worker waits on its pipe before checking that its parent process still exists."""
 
-JOIN_TIMEOUT = 1.0
-"""Seconds to wait for a terminated (SIGTERM) worker before killing it (SIGKILL)."""
-
 KEPT_VIEWS = 16
 """Batches, beyond a source's capacity, that the consumer may keep as views of shared memory; later
 ones arrive as copies until kept ones are dropped (``SlotReader(copy_above=...)``)."""
-
-_SIGNAL_HINTS = {
-    "SIGKILL": " SIGKILL usually means the out-of-memory killer (see `dmesg`) or an external kill.",
-    "SIGBUS": " SIGBUS usually means /dev/shm is full: run docker with --shm-size=8g, or use "
-              "use_multiprocess=False.",
-    "SIGSEGV": " SIGSEGV means a crash in native code called by the reader.",
-}
-
 
 class ReaderTimeoutError(ReaderKilledError):
     """No batch arrived within the source's ``timeout``; a SystemError like fluid's queue-killed error."""
@@ -159,6 +156,10 @@ class _ParentGone(Exception):
     """Raised inside a worker when its parent process has exited or closed the pipe."""
 
 
+class _Stopped(Exception):
+    """Raised in the consumer's waits once ``close()`` was called from another thread."""
+
+
 _worker_info = None
 
 
@@ -213,7 +214,7 @@ def _packed(writer, batch, index):
 def _worker_loop(batch_reader, conn, prefix, capacity, info, worker_init_fn, parent_pid, name, inherited):
     """Run ``batch_reader()`` and send each batch through a shared-memory slot (a stream worker)."""
     _enter_worker(info, inherited)
-    writer, credits, parent_gone, readable = SlotWriter(prefix), capacity, False, _Readable(conn)
+    writer, credits, parent_gone, readable = SlotWriter(prefix, capacity), capacity, False, _Readable(conn)
     deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
     try:
         try:
@@ -239,10 +240,10 @@ def _worker_loop(batch_reader, conn, prefix, capacity, info, worker_init_fn, par
         conn.close()
 
 
-def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, parent_pid, name, inherited):
+def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, capacity, parent_pid, name, inherited):
     """Build the batch for each ``_Task`` with ``fetch_batch(indices)``, in task order (pool worker)."""
     _enter_worker(info, inherited)
-    writer, parent_gone, readable = SlotWriter(prefix), False, _Readable(conn)
+    writer, parent_gone, readable = SlotWriter(prefix, capacity), False, _Readable(conn)
     fetch = getattr(fetch_batch, "deferred", fetch_batch)  # fields built in the slot (data/dataloader.py)
     try:
         try:
@@ -280,8 +281,10 @@ class _Workers:
 
     _stale_checked = False
 
-    def __init__(self, copy_above):
+    def __init__(self, copy_above, stall=None):
         self.copy_above = copy_above  # batches the consumer may keep as views, per worker (SlotReader)
+        self.stall = stall  # loops.StallWatch of the loader, or None
+        self.stopping = False  # set by a close() from another thread; the consumer's waits end (_Stopped)
         if not _Workers._stale_checked:
             _Workers._stale_checked = True
             reclaim_stale_segments()
@@ -294,17 +297,17 @@ class _Workers:
         # Before the fork: OpenBLAS shuts its thread pool down when we fork, and capping it afterwards
         # would start a fresh pool whose threads spin for ~0.1 s of CPU beside the busy worker.
         limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
-        ctx = multiprocessing.get_context("fork")
-        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
         prefix = f"{self.prefix}{len(self.handles)}_"
         inherited = [h.conn for h in self.handles] + [parent_conn]
-        process = ctx.Process(target=target, name=name, daemon=True,
-                              args=(user_fn, child_conn, prefix, *extra, self.owner_pid, name, inherited))
-        handle = _Handle(process, parent_conn, name, self.copy_above)
+        handle = _Handle(None, parent_conn, name, self.copy_above)
         self.handles.append(handle)
-        process.start()
-        handle.pid = process.pid
-        child_conn.close()
+        try:
+            handle.process = start_process(
+                target, (user_fn, child_conn, prefix, *extra, self.owner_pid, name, inherited), name)
+        finally:
+            child_conn.close()
+        handle.pid = handle.process.pid
 
     def send(self, handle, msg, timeout=None):
         """Send ``msg`` without ever blocking on a full pipe. A big task (a batch of many indices) can fill
@@ -326,6 +329,8 @@ class _Workers:
                 poller = select.poll()
                 poller.register(fd, select.POLLIN | select.POLLOUT)
             events = poller.poll(POLL_INTERVAL * 1000.0)
+            if self.stopping:
+                raise _Stopped
             if any(event & select.POLLIN for _, event in events):
                 try:
                     handle.inbox.append(handle.conn.recv())
@@ -340,10 +345,13 @@ class _Workers:
                         f"within timeout={timeout} s (it is still busy with earlier ones). " + _TIMEOUT_HINT)
 
     def receive(self, handle, timeout):
-        """Next message from ``handle``'s worker, watching for its death and for the timeout."""
+        """Next message from ``handle``'s worker, watching for its death, the timeout, a long stall
+        (``self.stall`` warns) and a ``close()`` from another thread (``_Stopped``)."""
         if handle.inbox:
             return handle.inbox.popleft()
-        deadline = None if timeout is None else time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        warn_at = None if self.stall is None else self.stall.deadline(start)
         while True:
             wait = POLL_INTERVAL
             if deadline is not None:
@@ -352,51 +360,39 @@ class _Workers:
                 try:
                     return handle.conn.recv()
                 except (EOFError, OSError):
+                    if self.stopping:
+                        raise _Stopped from None
                     raise self.death_error(handle) from None
+            if self.stopping:
+                raise _Stopped
             if not handle.process.is_alive() and not handle.readable(0):  # dead, nothing left to read
                 raise self.death_error(handle)
             for other in self.handles:  # pool: a worker killed while another one's batch is awaited
                 if other is not handle and other.process.exitcode not in (None, 0):
                     raise self.death_error(other)
+            if warn_at is not None and time.monotonic() >= warn_at:
+                warn_at = self.stall.warn(time.monotonic() - start)
             if deadline is not None and time.monotonic() >= deadline:
                 raise ReaderTimeoutError(
                     f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {handle.name} (pid {handle.pid}) "
                     f"within timeout={timeout} s. " + _TIMEOUT_HINT)
 
     def death_error(self, handle):
-        process = handle.process
-        process.join(JOIN_TIMEOUT)
-        code, hint = process.exitcode, ""
-        if code is None:
-            how = "closed its pipe but is still running"
-        elif code < 0:
-            try:
-                signame = signal.Signals(-code).name
-            except ValueError:
-                signame = f"signal {-code}"
-            how, hint = f"was killed by signal {signame} (exit code {code})", _SIGNAL_HINTS.get(signame, "")
-        else:
-            how = f"exited with code {code} without reporting an error"
+        handle.process.join(JOIN_TIMEOUT)
         return WorkerDiedError(f"{QUEUE_KILLED_MESSAGE}\n  DataLoader worker {handle.name} "
-                               f"(pid {handle.pid}) {how}.{hint}")
+                               f"(pid {handle.pid}) {describe_exit(handle.process)}")
 
     def shutdown(self):
         """The one shutdown path (NOTE [ Worker shutdown protocol ]); a no-op in a forked copy."""
         if os.getpid() != self.owner_pid:
             return
-        for h in self.handles:
-            if h.pid is not None and h.process.exitcode is None:
-                h.process.terminate()
-        for h in self.handles:
-            if h.pid is not None:
-                h.process.join(JOIN_TIMEOUT)
-                if h.process.exitcode is None:
-                    h.process.kill()
-                    h.process.join()
-                h.process.close()
-            h.conn.close()
-            h.reader.close()
-        unlink_segments(self.prefix)
+        try:
+            stop_processes([h.process for h in self.handles if h.pid is not None])
+        finally:
+            for h in self.handles:
+                h.conn.close()
+                h.reader.close()
+            unlink_segments(self.prefix)
 
 
 def _reader_error(wrapper):
@@ -407,11 +403,12 @@ def _reader_error(wrapper):
 class _WorkerSource:
     """What both sources share: iteration, close(), context manager and diagnostics."""
 
-    def __init__(self, timeout, capacity):
+    def __init__(self, timeout, capacity, stall=None):
         self._timeout = timeout
-        self._workers = _Workers(copy_above=capacity + KEPT_VIEWS)
+        self._workers = _Workers(copy_above=capacity + KEPT_VIEWS, stall=stall)
         self._closer = weakref.finalize(self, self._workers.shutdown)
         self._closed = False
+        self._using = threading.RLock()  # held by the consumer in __next__ (NOTE [ Worker shutdown protocol ])
 
     def __iter__(self):
         return self
@@ -419,11 +416,15 @@ class _WorkerSource:
     def __next__(self):
         if self._closed:
             raise StopIteration
-        try:
-            return self._next_batch()
-        except BaseException:  # end of data, reader error, death, timeout, Ctrl-C: shut down first
-            self.close()
-            raise
+        with self._using:
+            try:
+                return self._next_batch()
+            except BaseException as e:  # end of data, reader error, death, timeout, Ctrl-C: shut down first
+                stopped = self._workers.stopping  # close() from another thread: the epoch just ends
+                self.close()
+                if stopped and not isinstance(e, KeyboardInterrupt):
+                    raise StopIteration from None
+                raise
 
     def _unpack_or_raise(self, handle, msg):
         if isinstance(msg, BatchMeta):
@@ -441,9 +442,12 @@ class _WorkerSource:
         raise RuntimeError(f"minifluid worker protocol error: unexpected message {msg!r}")
 
     def close(self):
-        """Stop the workers and release every process, fd and segment; safe to call again."""
+        """Stop the workers and release every process, fd and segment; safe to call again, and from
+        another thread while one waits in ``next()`` (that wait then ends as at the end of data)."""
         self._closed = True
-        self._closer()
+        self._workers.stopping = True
+        with self._using:  # a waiting consumer leaves within POLL_INTERVAL
+            self._closer()
 
     def __enter__(self):
         return self
@@ -493,6 +497,7 @@ class ProcessBatchSource(_WorkerSource):
         base_seed (int): with a dataset or several workers, worker k seeds ``random`` and ``np.random``
             with base_seed + k (drawn from the parent's ``np.random`` when None); one generator worker
             keeps the parent's RNG state.
+        stall (loops.StallWatch or None): warns when one wait for a batch gets long.
 
     Batches come round-robin from the workers still running (worker 0's first, worker 1's first, ...);
     a worker whose reader ends leaves the rotation. ``next()`` returns the fields as numpy views onto
@@ -502,12 +507,12 @@ class ProcessBatchSource(_WorkerSource):
     """
 
     def __init__(self, batch_reader, capacity=4, timeout=None, name="minifluid-worker-0", num_workers=1,
-                 dataset=None, worker_init_fn=None, base_seed=None):
+                 dataset=None, worker_init_fn=None, base_seed=None, stall=None):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
-        super().__init__(timeout, capacity)
+        super().__init__(timeout, capacity, stall)
         self._ack_every = max(1, capacity // 4)  # one message per group of batches, not per batch
         self._taken = [0] * num_workers
         self._active, self._turn = list(range(num_workers)), 0  # workers still sending; whose batch is next
@@ -560,22 +565,27 @@ class ProcessPoolBatchSource(_WorkerSource):
         base_seed (int): worker k seeds ``random`` and ``np.random`` with base_seed + k; drawn from the
             parent's ``np.random`` when None. ``get_worker_info()`` gives (id, num_workers, seed, dataset).
         dataset: what ``get_worker_info().dataset`` is in the workers (their copy of it).
+        stall (loops.StallWatch or None): warns when one wait for a batch gets long.
+
+    A timeout while handing out indices (a worker too busy to take a big index list) is raised after
+    the batches of the index lists already handed out.
     """
 
     def __init__(self, fetch_batch, index_batches, num_workers, capacity=None, timeout=None,
-                 worker_init_fn=None, base_seed=None, dataset=None):
+                 worker_init_fn=None, base_seed=None, dataset=None, stall=None):
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
         self._capacity = 2 * num_workers if capacity is None else max(1, capacity)
-        super().__init__(timeout, self._capacity)
+        super().__init__(timeout, self._capacity, stall)
         self._index_iter = iter(index_batches)
         self._sent = self._received = 0
         self._exhausted = False
+        self._dispatch_error = None
         base_seed = int(np.random.randint(0, 2**31 - 1)) if base_seed is None else int(base_seed)
         for wid in range(num_workers):
             info = WorkerInfo(wid, num_workers, base_seed + wid, dataset)
             name = f"minifluid-worker-{wid}"
-            self._workers.start(_pool_worker_loop, name, fetch_batch, info, worker_init_fn)
+            self._workers.start(_pool_worker_loop, name, fetch_batch, info, worker_init_fn, self._capacity)
 
     def _dispatch(self):
         handles = self._workers.handles
@@ -586,7 +596,11 @@ class ProcessPoolBatchSource(_WorkerSource):
                 self._exhausted = True
                 return
             handle = handles[self._sent % len(handles)]
-            self._workers.send(handle, _Task(indices, handle.reader.drain_freed()), self._timeout)
+            try:
+                self._workers.send(handle, _Task(indices, handle.reader.drain_freed()), self._timeout)
+            except ReaderTimeoutError as e:  # raised once the batches handed out before it are delivered
+                self._dispatch_error, self._exhausted = e, True
+                return
             self._sent += 1
 
     def _next_index(self):
@@ -595,6 +609,8 @@ class ProcessPoolBatchSource(_WorkerSource):
     def _next_batch(self):
         self._dispatch()
         if self._received == self._sent:
+            if self._dispatch_error is not None:
+                raise self._dispatch_error
             raise StopIteration
         handle = self._workers.handles[self._received % len(self._workers.handles)]
         batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))

@@ -190,7 +190,8 @@ class CompiledProgram:
             for d in feed:
                 if not isinstance(d, dict):
                     raise TypeError("Each element of feed list should be a dict")
-                out.append(d)
+                if d:  # an empty dict: no data for that place (an unordered loader's last step), it sits out
+                    out.append(d)
             return out
         raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
 

@@ -32,6 +32,7 @@ KEYS = [
     "large_rounds",
     # start-up
     "first_batch_ms_multiprocess", "first_batch_ms_dataset_2workers", "multiprocess_transport_cpu_us_per_batch",
+    "batch_copy_us_per_batch",
     "torch", "targets_met", "target_round_ratios", "seconds",
 ]
 

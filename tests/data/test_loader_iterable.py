@@ -121,14 +121,21 @@ def test_return_list_and_tensor_types():
 
 
 @pytest.mark.timeout(30)
-def test_batch_values_are_not_copied():
+def test_batch_values_are_copied_when_made_with_their_lod():
+    """NOTE [ Batches are copied when they are made ] (data/adapters.py): what the generator does with its
+    arrays afterwards never changes a batch already made."""
     main, loader, _ = build()
     arrays = [np.full([2, 4], i, "float32") for i in range(3)]
     lod = LoDTensor(np.ones([3, 1], "int64"), [[1, 2]])
     loader.set_batch_generator(lambda: ((a, lod) for a in arrays), places=fluid.CPUPlace())
-    for step, a in zip(loader(), arrays):
-        assert np.asarray(step[0]["image"]) is a
-        assert step[0]["label"] is lod and step[0]["label"].recursive_sequence_lengths() == [[1, 2]]
+    steps = list(loader())
+    for a in arrays:
+        a[:] = -1  # the user reuses the arrays after the epoch
+    lod._array[:] = -1
+    for i, step in enumerate(steps):
+        assert np.asarray(step[0]["image"]).tolist() == np.full([2, 4], i).tolist()
+        assert np.asarray(step[0]["label"]).ravel().tolist() == [1, 1, 1]
+        assert step[0]["label"].recursive_sequence_lengths() == [[1, 2]]
 
 
 @pytest.mark.timeout(30)
@@ -281,3 +288,23 @@ def test_private_reset_stops_an_iterable_epoch_left_early():
         next(epoch)
     assert labels_of(next(iter(loader()))) == [0]  # a new epoch starts over
     loader._reset()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("return_list", [False, True])
+def test_an_unordered_loader_gives_each_place_an_entry_in_the_last_step(monkeypatch, return_list):
+    from minifluid.data import options
+    monkeypatch.setattr(options.keep_data_loader_order, "value", True)  # restored after the test
+    steps = {}
+    for keep in (True, False):
+        options.keep_data_loader_order(keep)
+        main, loader, loss = build(drop_last=False, return_list=return_list)
+        loader.set_batch_generator(batches(7), places=fluid.cpu_places(3))
+        steps[keep] = list(loader())
+    assert [len(s) for s in steps[True]] == [3, 3, 1]  # ordered: only the places that have a batch
+    assert [len(s) for s in steps[False]] == [3, 3, 3] and steps[False][-1][1:] == [[] if return_list else {}] * 2
+    if not return_list:
+        exe = fluid.Executor()
+        compiled = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(3))
+        (image,) = exe.run(compiled, feed=steps[False][-1], fetch_list=["image"])
+        assert image.shape == (2, 4) and image.ravel().tolist() == [6.0] * 8  # the empty places sat out

@@ -1,13 +1,26 @@
 """Faults around worker processes and multi-place rounds (issue 23 points 6, 8, 9, 10, 12, 14)."""
+import json
 import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
 
 import numpy as np
 import pytest
 
 import minifluid as fluid
+from minifluid.data import loops
+from minifluid.data.leak_checks import shm_segments
+from minifluid.data.shm import SHM_LIMIT_ENV
+from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError, SharedMemoryFullError
 from minifluid.errors import ReaderKilledError
 
 from .test_loader_errors import build
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 
@@ -110,3 +123,166 @@ def test_a_reader_raising_a_base_exception_is_reported_with_its_type(transport, 
     assert f"{exc_type.__name__}: the reader gave up" in str(info.value)
     assert "without reporting an error" not in str(info.value)
     assert multiprocessing.active_children() == []
+
+
+# --- 6: an application that ignores SIGCHLD --------------------------------------------------------------
+SIGCHLD_SCRIPT = textwrap.dedent("""
+    import json, multiprocessing, os, signal, sys
+    import numpy as np
+    import minifluid as fluid
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # e.g. a server that never waits for its children
+
+    image = fluid.data(name="image", shape=[None, 4], dtype="float32")
+    label = fluid.data(name="label", shape=[None, 1], dtype="int64")
+    loader = fluid.io.DataLoader.from_generator(feed_list=[image, label], capacity=4, use_multiprocess=True)
+    def batches():
+        for i in range(6):
+            yield np.full([2, 4], i, "float32"), np.full([2, 1], i, "int64")
+    loader.set_batch_generator(batches, places=fluid.CPUPlace())
+
+    class Data(fluid.io.Dataset):
+        def __len__(self):
+            return 12
+        def __getitem__(self, i):
+            return np.full([4], i, "float32"), np.array([i], "int64")
+    dataset_loader = fluid.io.DataLoader(Data(), batch_size=2, num_workers=2, return_list=True)
+
+    def epoch(n):
+        steps = [int(np.asarray(s[0]["label"])[0, 0]) for s in loader()]
+        assert steps == list(range(6)), steps
+        for i, _ in enumerate(dataset_loader):
+            if n % 2 and i == 1:
+                break  # leave early too
+    for n in range(3):
+        epoch(n)
+    fds = len(os.listdir("/proc/self/fd"))
+    for n in range(20):
+        epoch(n)
+    it = iter(loader)
+    next(it)
+    os.kill(loader._worker_pids()[0], signal.SIGKILL)
+    try:
+        while True:
+            next(it)  # (a batch kept in a variable would keep its shared-memory slot, and that slot's fd)
+        died = "no error"
+    except SystemError as e:
+        died = str(e)
+    print(json.dumps({"fd_growth": len(os.listdir("/proc/self/fd")) - fds, "died": died,
+                      "children": len(multiprocessing.active_children())}))
+""")
+
+
+@pytest.mark.timeout(120)
+def test_epochs_end_cleanly_when_the_application_ignores_sigchld():
+    proc = subprocess.run([sys.executable, "-c", SIGCHLD_SCRIPT], cwd=REPO, capture_output=True, text=True,
+                          timeout=110)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "ValueError" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr[-3000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["fd_growth"] <= 0 and res["children"] == 0, res
+    assert "DataLoader worker minifluid-worker-0" in res["died"] and "SIGCHLD is ignored" in res["died"], res
+
+
+# --- 12: shared memory filled by kept batches; a dispatch timeout keeps the batches already made ----------
+@pytest.mark.timeout(60)
+def test_a_full_dev_shm_from_kept_batches_says_to_copy_what_is_kept(monkeypatch):
+    capacity, batch_bytes = 2, 64 * 1024
+    monkeypatch.setenv(SHM_LIMIT_ENV, str((capacity + 3) * batch_bytes))
+    source = ProcessBatchSource(lambda: ([np.full([batch_bytes // 4], i, np.float32)] for i in range(100)),
+                                capacity=capacity)
+    kept = []
+    with pytest.raises(SharedMemoryFullError) as info:
+        for (field,) in source:
+            kept.append(field[:1])  # a slice of every batch, as a metrics loop keeps
+    message = str(info.value)
+    assert "still in use by your code" in message and "np.array(x)" in message, message
+    assert "lower the capacity or batch size" not in message  # that advice does not fit this case
+    assert multiprocessing.active_children() == [] and shm_segments() == []
+
+
+def _fast_then_stuck(indices):
+    if indices[0] == 1:
+        time.sleep(60)
+    return [np.asarray(indices[:1], np.int64)]
+
+
+@pytest.mark.timeout(60)
+def test_a_timeout_while_handing_out_a_big_index_list_comes_after_the_batches_made():
+    tasks = [[0], [1], list(range(2, 150_002))]  # the big list cannot enter the pipe of the stuck worker
+    source = ProcessPoolBatchSource(_fast_then_stuck, tasks, num_workers=1, capacity=3, timeout=1)
+    got = []
+    with pytest.raises(ReaderTimeoutError):
+        for (field,) in source:
+            got.append(int(field[0]))
+    assert got == [0]  # batch 0 was made before the timeout; it used to be dropped
+    assert multiprocessing.active_children() == [] and shm_segments() == []
+
+
+# --- 14: a loader waiting long for a batch says so --------------------------------------------------------
+class Gate:
+    """Shut until a DataLoaderStallWarning is shown (or 30 s pass); ``warnings`` keeps what was shown.
+    A process-shared event, so a reader in a forked worker waits on it too."""
+
+    def __init__(self, monkeypatch):
+        self.event, self.warnings = multiprocessing.get_context("fork").Event(), []
+        monkeypatch.setattr(loops, "STALL_WARNING_S", 0.3)
+        real_show = warnings.showwarning
+
+        def show(message, category, *args, **kwargs):
+            if issubclass(category, loops.DataLoaderStallWarning):
+                self.warnings.append(str(message))
+                self.event.set()
+            else:
+                real_show(message, category, *args, **kwargs)
+        monkeypatch.setattr(warnings, "showwarning", show)
+
+    def wait(self):
+        self.event.wait(30)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["iterable", "non_iterable", "multiprocess", "dataset", "dataset_workers"])
+def test_a_stall_is_reported_with_the_loaders_name_and_it_keeps_waiting(kind, monkeypatch):
+    gate = Gate(monkeypatch)
+    if kind.startswith("dataset"):
+        class Slow(fluid.io.Dataset):
+            def __len__(self):
+                return 2
+
+            def __getitem__(self, i):
+                if i == 1:
+                    gate.wait()
+                return np.full([4], i, "float32")
+        loader = fluid.io.DataLoader(Slow(), batch_size=1, return_list=True,
+                                     num_workers=2 if kind == "dataset_workers" else 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            got = [int(np.asarray(b[0])[0, 0]) for b in loader]
+        name = "DataLoader(Slow, num_workers="
+    else:
+        main, loader, _ = build(kind != "non_iterable", use_multiprocess=kind == "multiprocess")
+
+        def slow():
+            yield batch(0)
+            gate.wait()
+            yield batch(1)
+        loader.set_batch_generator(slow, places=None if kind == "non_iterable" else fluid.CPUPlace())
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            if kind == "non_iterable":
+                exe, got = fluid.Executor(fluid.CPUPlace()), []
+                loader.start()
+                try:
+                    while True:
+                        got.append(int(exe.run(main, fetch_list=["label"])[0][0, 0]))
+                except fluid.core.EOFException:
+                    loader.reset()
+            else:
+                got = [int(np.asarray(s[0]["label"])[0, 0]) for s in loader()]
+        name = "DataLoader.from_generator(feed_list=['image', 'label'])"
+    assert got == [0, 1]  # it kept waiting, and got the batch
+    assert gate.warnings, "no DataLoaderStallWarning"
+    text = gate.warnings[0]
+    site = "test_worker_faults.py" if kind.startswith("dataset") else "test_loader_errors.py"  # where it was built
+    assert name in text and f"created at {os.path.join(REPO, 'tests', 'data', site)}:" in text, text
+    assert "has waited" in text and "timeout=" in text, text

@@ -1,4 +1,4 @@
-"""Offline datasets: the embedded digits split and the MNIST IDX parser (fed synthetic IDX files)."""
+"""The embedded digits split, and the MNIST IDX parser fed synthetic IDX files."""
 import gzip
 import importlib.resources
 import os
@@ -79,11 +79,10 @@ def _write(d, name, data, gz):
 
 
 @pytest.fixture
-def mnist_home(tmp_path, monkeypatch):
-    monkeypatch.setenv('MINIFLUID_DATA_HOME', str(tmp_path))
-    d = tmp_path / 'mnist'
-    d.mkdir()
-    return str(d)
+def mnist_home(home):
+    d = os.path.join(home, 'mnist')
+    os.mkdir(d)
+    return d
 
 
 def _fake_split(d, prefix, n, gz, seed):
@@ -98,7 +97,7 @@ def _fake_split(d, prefix, n, gz, seed):
 
 @pytest.mark.parametrize('gz', [True, False])
 def test_mnist_decodes_and_scales(mnist_home, gz):
-    imgs, labels = _fake_split(mnist_home, 'train', 7, gz, seed=1)
+    imgs, labels = _fake_split(mnist_home, 'train', 107, gz, seed=1)
     timgs, tlabels = _fake_split(mnist_home, 't10k', 3, not gz, seed=2)
     for reader, im, lb in ((mnist.train(), imgs, labels), (mnist.test(), timgs, tlabels)):
         out = list(reader())
@@ -108,24 +107,24 @@ def test_mnist_decodes_and_scales(mnist_home, gz):
             assert type(y) is int and y == int(ref_y)
             np.testing.assert_allclose(x, ref.reshape(-1) / 255.0 * 2.0 - 1.0, rtol=0, atol=1e-6)
         assert out[0][0][0] == -1.0 and out[0][0][1] == 1.0
-    assert len(list(mnist.train()())) == 7  # second pass (cached decode) yields the same
+    assert len(list(mnist.train()())) == 107  # second pass (cached decode) yields the same
 
 
-def test_mnist_missing_files(mnist_home):
+def test_mnist_missing_files(mnist_home, paddle_cache):
     with pytest.raises(FileNotFoundError) as ei:
         mnist.train()
     msg = str(ei.value)
-    assert os.path.join(mnist_home, 'train-images-idx3-ubyte') in msg
-    assert os.path.join(mnist_home, 'train-labels-idx1-ubyte') in msg
-    assert 'MINIFLUID_DATA_HOME' in msg and 'never downloads' in msg
+    assert 'train-images-idx3-ubyte.gz or train-images-idx3-ubyte' in msg
+    assert mnist_home in msg and os.path.join(paddle_cache, 'mnist') in msg
+    assert mnist.TRAIN_IMAGE_URL in msg and mnist.TRAIN_IMAGE_MD5 in msg and 'never downloads' in msg
 
 
-def test_mnist_default_dir_without_env(monkeypatch, tmp_path):
+def test_mnist_found_in_paddles_cache_without_env(paddle_cache, monkeypatch):
     monkeypatch.delenv('MINIFLUID_DATA_HOME', raising=False)
-    monkeypatch.setenv('HOME', str(tmp_path))
-    assert mnist.data_dir() == os.path.join(str(tmp_path), '.cache', 'minifluid', 'mnist')
-    with pytest.raises(FileNotFoundError, match='MINIFLUID_DATA_HOME'):
-        mnist.test()
+    d = os.path.join(paddle_cache, 'mnist')
+    os.mkdir(d)
+    _, labels = _fake_split(d, 't10k', 5, True, seed=3)
+    assert [y for _, y in mnist.test()()] == labels.tolist()
 
 
 def test_mnist_bad_magic(mnist_home):
