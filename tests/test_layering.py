@@ -2,6 +2,8 @@
 cycles, and the op checker does not depend on the feeding runtime."""
 import ast
 import pathlib
+import subprocess
+import sys
 
 import networkx as nx
 
@@ -52,3 +54,10 @@ def test_ops_and_the_op_checker_stay_below_the_runtime():
     g = part_graph()
     assert set(g.successors("ops")) <= {"dtypes"}, sorted(g.successors("ops"))
     assert "data" not in set(g.successors("testing")), "minifluid.testing must not import the feeding runtime"
+
+
+def test_importing_minifluid_does_not_import_networkx():
+    """networkx takes a good part of a second to import; only programs with sub-blocks need it."""
+    out = subprocess.run([sys.executable, "-c", "import sys, minifluid; print('networkx' in sys.modules)"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "False"

@@ -41,6 +41,18 @@ MODULE_MAP = {
     "paddle.fluid.executor": "minifluid.executor",
     "paddle.fluid.compiler": "minifluid.executor.compiled",
     "paddle.fluid.layers": "minifluid.layers",
+    "paddle.fluid.layers.device": "minifluid.layers.device",
+    **{f"paddle.fluid.layers.{name}": "minifluid.layers"  # fluid's layer modules: every layer function there
+       for name in ("nn", "io", "tensor", "control_flow", "ops", "learning_rate_scheduler", "detection",
+                    "metric_op", "math_op_patch", "loss")},
+    "paddle.fluid.parallel_executor": "minifluid.parallel_executor",
+    "paddle.fluid.metrics": "minifluid.metrics",
+    "paddle.fluid.contrib": "minifluid.contrib",
+    "paddle.fluid.contrib.trainer": "minifluid.contrib.trainer",
+    "paddle.fluid.contrib.inferencer": "minifluid.contrib.inferencer",
+    "paddle.fluid.trainer": "minifluid.contrib.trainer",  # fluid 0.x-1.0's home of the book's Trainer
+    "paddle.fluid.inferencer": "minifluid.contrib.inferencer",
+    "paddle.fluid.transpiler": "minifluid.transpiler",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
     "paddle.fluid.reader": "minifluid.fluid_reader",

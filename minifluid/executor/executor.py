@@ -22,7 +22,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..framework import graph
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.io import FEED_FETCH_OPS
@@ -214,6 +213,7 @@ def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
 def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
     block = program.block(block_idx)
     if program.num_blocks > 1:
+        from ..framework import graph  # noqa: PLC0415 - networkx takes ~0.3 s to import: only for sub-blocks
         cycle = graph.block_cycle(program)
         if cycle is not None:
             raise ValueError(f"Program blocks {cycle} run each other in a cycle (an op's sub-block is its own "
