@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..framework.program import Program, default_main_program
-from ..lod_tensor import LoDTensor
+from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
@@ -317,17 +317,5 @@ def _fetch_value(env, lods, name, copy, return_numpy):
                 f"Python ndarray (variable {name!r}). Please set the parameter 'return_numpy' as 'False' "
                 "to return LoDTensor itself directly.")
         value = value.get() if hasattr(value, "get") and not isinstance(value, np.ndarray) else value
-        return value.view(FetchedScalar) if value.size == 1 and value.ndim else value
+        return float_friendly(value)
     return LoDTensor(value, lod)
-
-
-class FetchedScalar(np.ndarray):
-    """A fetched one-element array (a loss or a metric: shape [1], as fluid fetches them) that still
-    converts with ``float()`` / ``int()``. numpy 2.4 turned that into a TypeError for arrays with
-    ndim > 0, and legacy scripts do it all the time (``float(loss)``, ``"%f" % metrics[0]``)."""
-
-    def __float__(self):
-        return float(self.item())
-
-    def __int__(self):
-        return int(self.item())
