@@ -19,7 +19,7 @@ tools/profile_loader.py. Appended once per epoch, never on the per-batch path.""
 LIGHT_BATCH_S = 100e-6
 """Below this many seconds per batch, a reader-bound loader is told not to move its reader to a worker
 process: crossing costs more than that in CPU per batch (``multiprocess_transport_cpu_us_per_batch`` in
-tools/bench_loader.py printed 145-179 us on a loaded 2-vCPU VM), so there the hand-over itself is what to cut."""
+tools/bench_loader.py gave 145-219 us on a loaded 2-vCPU VM), so there the hand-over itself is what to cut."""
 
 READER_BOUND_WAIT_FRACTION = 0.1
 """Above this share of steady-state time spent waiting for data (with the queue less than half full on
