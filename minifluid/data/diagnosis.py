@@ -18,8 +18,8 @@ tools/profile_loader.py. Appended once per epoch, never on the per-batch path.""
 
 LIGHT_BATCH_S = 100e-6
 """Below this many seconds per batch, a reader-bound loader is told not to move its reader to a worker
-process: crossing costs 30-40 us of CPU per batch (``multiprocess_transport_cpu_us_per_batch`` in
-tools/bench_loader.py), so there the hand-over itself is what to cut."""
+process: crossing costs more than that in CPU per batch (``multiprocess_transport_cpu_us_per_batch`` in
+tools/bench_loader.py gave 145-219 us on a loaded 2-vCPU VM), so there the hand-over itself is what to cut."""
 
 READER_BOUND_WAIT_FRACTION = 0.1
 """Above this share of steady-state time spent waiting for data (with the queue less than half full on
@@ -91,7 +91,7 @@ def verdict_of(summary, steady_batches=None):
         if per_batch_s < LIGHT_BATCH_S:
             return (f"reader-bound: the consumer waited for data {waited} ({occupancy}), but a batch takes "
                     f"only {1e6 * per_batch_s:.0f} us, so handing batches over is what costs: use bigger "
-                    "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add 30-40 "
+                    "batches or pre-made ones (set_batch_generator); use_multiprocess=True would add over 100 "
                     "us of CPU per batch")
         return (f"reader-bound: the consumer waited for data {waited} ({occupancy}); speed up the reader "
                 "(use_multiprocess=True, xmap_readers, lighter preprocessing, smaller dtypes)")
