@@ -94,7 +94,7 @@ def long_joins(monkeypatch):
     """Joins of the old code (JOIN_TIMEOUT 5 s, ERROR_JOIN_TIMEOUT 0.5 s) last longer than RELEASE_S."""
     from minifluid.data import dataloader, loader as loader_module, loops
     for module, name in ((loader_module, "JOIN_TIMEOUT"), (loader_module, "ERROR_JOIN_TIMEOUT"),
-                         (dataloader, "JOIN_TIMEOUT"), (loops, "JOIN_TIMEOUT")):
+                         (dataloader, "JOIN_TIMEOUT"), (loops, "THREAD_JOIN_TIMEOUT")):
         monkeypatch.setattr(module, name, 2 * RELEASE_S, raising=False)
 
 
