@@ -7,9 +7,11 @@ the per-epoch diagnosis counters and the read op's need_check_feed checks (REFER
 import threading
 import time
 from collections import deque
+from types import SimpleNamespace
 
 from ..errors import (CONCURRENT_READ_MESSAGE, QUEUE_KILLED_MESSAGE, ConcurrentReadError, EOFException,
                       LoaderStateError, ReaderKilledError, ReaderTimeoutError)
+from ..executor.feed_fetch import FeedSpec
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .diagnosis import EpochStats, publish
@@ -26,29 +28,18 @@ NOT_STARTED_MESSAGE = (
 
 
 def _field_checks(slots):
-    """Per need_check_feed slot: (index, slot, dtype, rank, [(dim, size) fixed in the declaration])."""
-    return [(i, s, s.dtype, len(s.shape), [(d, n) for d, n in enumerate(s.shape) if n >= 0])
-            for i, s in enumerate(slots) if s.need_check]
+    """(index, FeedSpec) of each need_check_feed slot: the read op's checks (REFERENCE J64), by the same
+    FeedSpec as ``exe.run(feed=...)``'s."""
+    return [(i, FeedSpec(SimpleNamespace(name=s.name, shape=s.shape, dtype=s.dtype, need_check_feed=True,
+                                         persistable=False), read_op=True))
+            for i, s in enumerate(slots) if s.need_check and s.shape is not None]
 
 
 def _check_fields(batch, checks):
-    """The read op's checks of need_check_feed slots (REFERENCE J64); cheap when they pass."""
-    for i, slot, dtype, rank, fixed in checks:
+    """The read op's checks of need_check_feed slots; cheap when they pass."""
+    for i, spec in checks:
         field = batch[i]
-        array = field._array if isinstance(field, LoDTensor) else field
-        shape = array.shape
-        ok = len(shape) == rank
-        if ok:
-            for d, n in fixed:
-                if shape[d] != n and shape[d] >= 0:
-                    ok = False
-        if not ok:
-            raise ValueError("The fed Variable %s should have dimensions = %d, shape = [%s], but received fed "
-                             "shape [%s]" % (slot.name, rank, ", ".join(map(str, slot.shape)),
-                                             ", ".join(map(str, shape))))
-        if array.dtype != dtype:
-            raise ValueError("The data type of fed Variable %s must be %s, but received %s"
-                             % (slot.name, dtype.name, array.dtype.name))
+        spec.validate(field._array if isinstance(field, LoDTensor) else field)
 
 
 class FeedReader:

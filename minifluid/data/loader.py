@@ -307,7 +307,7 @@ class GeneratorLoader(DataLoaderBase):
 
     @classmethod
     def _for_reader_ops(cls, capacity, use_double_buffer, queue_name, reader_names, slots):
-        """The runtime behind ``layers.py_reader`` (its graph is built by layers/io.py)."""
+        """The runtime behind ``layers.py_reader`` (data/py_reader.py; its graph is built by layers/io.py)."""
         loader = cls.__new__(cls)
         specs = [SlotSpec(name, tuple(shape), to_numpy_dtype(dtype), int(lod), bool(check))
                  for name, shape, dtype, lod, check in slots]
@@ -533,9 +533,6 @@ def _stop_all_loaders():
         producer = loader._producer
         if producer is not None:
             producer.close()
-
-
-layers_io.set_reader_runtime_factory(GeneratorLoader._for_reader_ops)
 
 
 class DataLoader:
