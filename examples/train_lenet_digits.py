@@ -11,6 +11,7 @@ Run:  python examples/train_lenet_digits.py [--epochs 3] [--batch-size 64] [--se
 """
 import os
 import sys
+import time
 
 import minifluid as fluid
 
@@ -36,15 +37,19 @@ def lenet(image):
 
 def main(argv=None):
     args = train_digits.parse_args(argv, default_epochs=3)
+    start = time.perf_counter()
     mlp_acc, mlp_loss = train_digits.train(train_digits.mlp, 1, args.batch_size, args.seed, args.mode, tag="mlp")
     lenet_acc, lenet_loss = train_digits.train(lenet, args.epochs, args.batch_size, args.seed, args.mode,
                                                tag="lenet")
     if args.plot:
         train_digits.save_plot(args.plot, {"mlp": (mlp_acc, mlp_loss), "lenet": (lenet_acc, lenet_loss)})
     print(f"first-epoch test accuracy: lenet {lenet_acc[0]:.4f} vs mlp {mlp_acc[0]:.4f}")
-    print(f"[lenet] final test accuracy {lenet_acc[-1]:.4f}")
-    ok = lenet_acc[0] > mlp_acc[0] and lenet_acc[-1] >= train_digits.TARGET_ACCURACY
-    return 0 if ok else 1
+    print(f"[lenet] final test accuracy {lenet_acc[-1]:.4f} (both models in {time.perf_counter() - start:.1f} s)")
+    if lenet_acc[0] <= mlp_acc[0] or lenet_acc[-1] < train_digits.TARGET_ACCURACY:
+        print(f"[lenet] expected a better first epoch than the MLP's and a final accuracy of at least "
+              f"{train_digits.TARGET_ACCURACY} (exit status 1)", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,11 +6,13 @@ from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
 from . import backward, clip, initializer, optimizer, regularizer
-from . import io, nets
+from . import io, metrics, nets, transpiler
 from . import dygraph
+from . import contrib
 from .dygraph import disable_dygraph, enable_dygraph
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
+from .data.file_dataset import DatasetFactory, InMemoryDataset, QueueDataset
 from .backward import gradients
 from .param_attr import ParamAttr
 from .executor import Executor, Scope, global_scope, scope_guard
@@ -26,14 +28,17 @@ del _module
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
 from .program_state import load, load_program_state, save, set_program_state
+from .parallel_executor import ParallelExecutor
+from .transpiler import memory_optimize, release_memory
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
 from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
-           "ExecutionStrategy", "Executor", "LoDTensor", "LoDTensorArray", "ParamAttr", "Parameter", "Program",
-           "Scope", "Variable", "backward", "batch", "clip", "core", "cpu_places", "create_lod_tensor", "cuda_places",
-           "data", "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
+           "DatasetFactory", "ExecutionStrategy", "Executor", "InMemoryDataset", "LoDTensor", "LoDTensorArray",
+           "ParallelExecutor", "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "backward",
+           "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data",
+           "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
            "framework", "global_scope", "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda",
-           "layers", "load", "load_program_state", "nets", "optimizer", "program_guard",
-           "regularizer", "require_version", "save", "scope_guard", "set_program_state",
-           "unique_name"]
+           "layers", "load", "load_program_state", "memory_optimize", "metrics", "nets", "optimizer", "program_guard",
+           "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_program_state",
+           "transpiler", "unique_name"]

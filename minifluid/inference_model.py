@@ -65,8 +65,22 @@ def _prune_for_inference(program, feed_names, target_names):
 def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
                          model_filename=None, params_filename=None, export_for_deployment=True,
                          program_only=False):
-    """Save the pruned inference program and its parameters in fluid's format; returns the names of the
-    fetch targets (the ``save_infer_model/scale_<i>`` outputs, as fluid 1.8 returns them)."""
+    """Save an inference model in fluid's format: the program pruned to what ``target_vars`` need from
+    the fed variables, in test mode, and its parameters.
+
+    Args:
+        dirname (str): the folder (created if missing).
+        feeded_var_names (str or list of str): names of the variables fed at inference.
+        target_vars (Variable or list of Variable): what inference fetches (e.g. the prediction).
+        executor (Executor): runs nothing; fluid's signature. main_program (Program, optional).
+        model_filename (str, optional): the program's file name (default ``__model__``).
+        params_filename (str, optional): one file for all parameters instead of one per parameter.
+        export_for_deployment (bool, default True): prune and add feed/fetch ops (False: the whole
+            program, as ``<model>.main_program``). program_only (bool, default False): no parameters.
+
+    Returns:
+        list of str: the fetch targets' names (the ``save_infer_model/scale_<i>`` outputs, as in fluid 1.8).
+    """
     if isinstance(feeded_var_names, str):
         feeded_var_names = [feeded_var_names]
     elif export_for_deployment and feeded_var_names and not all(isinstance(n, str) for n in feeded_var_names):
@@ -112,11 +126,19 @@ def _locate(dirname, model_filename, params_filename):
 
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
-    """Returns ``[program, feed_target_names, fetch_targets]`` with the parameters loaded into the scope.
+    """Load an inference model; the parameters go into the current scope.
 
-    ``dirname`` is a directory (fluid 1.x: ``__model__`` or ``model_filename``, parameters one per file
-    or in ``params_filename``), a Paddle 2.x path prefix (``<prefix>.pdmodel`` + ``<prefix>.pdiparams``),
-    or None with the model's bytes in ``model_filename`` and the parameters' bytes in ``params_filename``.
+    Args:
+        dirname (str or None): a directory (fluid 1.x: ``__model__`` or ``model_filename``, parameters
+            one per file or in ``params_filename``), a Paddle 2.x path prefix (``<prefix>.pdmodel`` +
+            ``<prefix>.pdiparams``), or None with the model's and the parameters' bytes in the next two.
+        executor (Executor): fluid's signature.
+        model_filename, params_filename (str or bytes, optional): as given to ``save_inference_model``.
+        pserver_endpoints: accepted for fluid's signature (no parameter servers here).
+
+    Returns:
+        ``[program, feed_target_names, fetch_targets]``: run ``exe.run(program, feed={name: data},
+        fetch_list=fetch_targets)``.
     """
     if dirname is None:
         if params_filename is None:

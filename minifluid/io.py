@@ -50,18 +50,41 @@ class PyReader(DataLoaderBase):
         return next(self._loader)
 
     def start(self):
+        """Start reading an epoch (non-iterable mode): ``exe.run`` takes its batches until it raises
+        ``fluid.core.EOFException``; then call ``reset()``. The loader's ``start`` says more."""
         self._loader.start()
 
     def reset(self):
+        """End the epoch (non-iterable mode) so that ``start()`` can begin the next; safe at any time
+        (after EOFException, midway, twice). The loader's ``reset`` says more."""
         self._loader.reset()
 
     def decorate_sample_generator(self, sample_generator, batch_size, drop_last=True, places=None):
+        """Feed single samples, batched here (the loader's ``set_sample_generator``).
+
+        Args:
+            sample_generator (callable): yields one sample (a tuple of fields) at a time.
+            batch_size (int): samples per batch. drop_last (bool, default True): drop a short last batch.
+            places (place or list): required in iterable mode.
+        """
         self._loader.set_sample_generator(sample_generator, batch_size, drop_last, places)
 
     def decorate_sample_list_generator(self, reader, places=None):
+        """Feed lists of samples (the loader's ``set_sample_list_generator``).
+
+        Args:
+            reader (callable): yields lists of samples, e.g. ``fluid.io.batch(sample_reader, 32)``.
+            places (place or list): required in iterable mode.
+        """
         self._loader.set_sample_list_generator(reader, places)
 
     def decorate_batch_generator(self, reader, places=None):
+        """Feed ready-made batches (the loader's ``set_batch_generator``).
+
+        Args:
+            reader (callable): yields batches, one ndarray or LoDTensor per feed variable.
+            places (place or list): required in iterable mode.
+        """
         self._loader.set_batch_generator(reader, places)
 
     def stats(self):

@@ -5,7 +5,8 @@ without a copy. LoD is stored the way users give it, as recursive sequence lengt
 """
 import numpy as np
 
-__all__ = ["LoDTensor", "LoDTensorArray", "create_lod_tensor", "lengths_to_offsets", "offsets_to_lengths"]
+__all__ = ["FetchedScalar", "LoDTensor", "LoDTensorArray", "create_lod_tensor", "float_friendly",
+           "lengths_to_offsets", "offsets_to_lengths"]
 
 
 def lengths_to_offsets(lengths):
@@ -21,6 +22,29 @@ def lengths_to_offsets(lengths):
 
 def offsets_to_lengths(offsets):
     return [[b - a for a, b in zip(level, level[1:])] for level in offsets]
+
+
+class FetchedScalar(np.ndarray):
+    """A one-element array (a loss or a metric: shape [1], as fluid fetches them and as dygraph's
+    ``loss.numpy()`` returns them) that still converts with ``float()`` / ``int()``. numpy 2.4 turned
+    that into a TypeError for arrays with ndim > 0, and legacy scripts do it all the time
+    (``float(loss)``, ``"%f" % metrics[0]``, ``float(avg_loss.numpy())``)."""
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __reduce__(self):
+        """Pickled as the plain ndarray it is (``paddle.save``, ``pickle.dump``): files stay readable
+        without minifluid, and by our own restricted unpickler."""
+        return self.view(np.ndarray).__reduce__()
+
+
+def float_friendly(array):
+    """``array``, viewed as a ``FetchedScalar`` when it has one element and ndim > 0 (no copy)."""
+    return array.view(FetchedScalar) if array.size == 1 and array.ndim else array
 
 
 class LoDTensor:

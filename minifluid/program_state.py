@@ -57,7 +57,14 @@ def pack_loaded_dict(loaded):
 
 def save(program, model_path, protocol=2, **configs):
     """fluid.save: parameters to ``model_path.pdparams``, other persistables to ``.pdopt``, the program to
-    ``.pdmodel``."""
+    ``.pdmodel``.
+
+    Args:
+        program (Program): whose persistable variables are saved (values from the global scope).
+        model_path (str): ``dirname/prefix``; the three files get the suffixes above.
+        protocol (int, default 2): the pickle protocol of the two state files (2 to 4).
+        configs: accepted for paddle's signature.
+    """
     if not os.path.basename(model_path):
         raise ValueError("The input model_path MUST be format of dirname/filename [dirname\\filename in Windows "
                          "system], but received filename is empty string.")
@@ -107,8 +114,15 @@ def _files_under(dirname):
 
 def load(program, model_path, executor=None, var_list=None):
     """fluid.load: set the program's parameters (and optimizer state, when it has any) from the files
-    ``save`` wrote; ``model_path`` may name one of them. A directory of ``save_vars`` files, or one
-    combined file with ``var_list``, loads too (as in fluid 1.8)."""
+    ``save`` wrote.
+
+    Args:
+        program (Program): whose variables are set (in the global scope).
+        model_path (str): the prefix given to ``save`` (or one of its files); a directory of
+            ``save_vars`` files, or one combined file with ``var_list``, loads too (as in fluid 1.8).
+        executor (Executor, optional): fluid's signature.
+        var_list (list of Variable, optional): load only these.
+    """
     prefix = _prefix(model_path)
     params_path = prefix + ".pdparams"
     if not os.path.exists(params_path) and os.path.exists(model_path):

@@ -72,8 +72,21 @@ def tensor_of(scope, name, what="variable"):
 
 
 def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
-    """Write the chosen variables' values from the scope into ``dirname`` (one file each, or all in
-    ``filename``); with ``dirname`` and ``filename`` both None, return the bytes of a combined file."""
+    """Write variables' values from the scope in fluid's binary format.
+
+    Args:
+        executor (Executor): accepted for fluid's signature; the values come from ``scope``.
+        dirname (str): the folder (created if missing): one file per variable, named after it.
+        main_program (Program, optional): where to pick variables (default: the default main program).
+        vars (list of Variable, optional): exactly these; else those of ``main_program`` that
+            ``predicate`` accepts (default ``is_persistable``).
+        predicate (callable, optional): ``predicate(var) -> bool``.
+        filename (str, optional): one file ``dirname/filename`` holding them all instead.
+        scope (Scope, optional): default ``fluid.global_scope()``.
+
+    Returns:
+        None; with ``dirname`` and ``filename`` both None, the bytes of a combined file.
+    """
     scope = scope or global_scope()
     chosen = _chosen(main_program, vars, predicate)
     if not chosen:
@@ -165,8 +178,13 @@ def set_tensor(scope, name, value, lod=None):
 
 
 def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
-    """Read the chosen variables from ``dirname`` (one file each, or all in ``filename``) into the scope,
-    checking each against the program's shape and dtype; nothing is set unless every variable reads."""
+    """Read variables (as ``save_vars`` wrote them) into the scope, each checked against the program's
+    shape and dtype; nothing is set unless every variable reads.
+
+    Args:
+        executor, dirname, main_program, vars, predicate, filename, scope: as for ``save_vars``
+            (``dirname=None`` with ``filename`` holding a combined file's bytes reads from memory).
+    """
     scope = scope or global_scope()
     chosen = _chosen(main_program, vars, predicate)
     found = read_var_files(dirname, [v.name for v in chosen], filename)
@@ -178,16 +196,39 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def save_params(executor, dirname, main_program=None, filename=None):
+    """Save the parameters of ``main_program`` (weights, biases; not optimizer state) to ``dirname``.
+
+    Args:
+        executor (Executor): fluid's signature. dirname (str): the folder.
+        main_program (Program, optional): default: the default main program.
+        filename (str, optional): one file for all of them instead of one file per parameter.
+    """
     return save_vars(executor, dirname, main_program, predicate=is_parameter, filename=filename)
 
 
 def load_params(executor, dirname, main_program=None, filename=None):
+    """Load the parameters of ``main_program`` from ``dirname`` (as ``save_params`` wrote them).
+
+    Args:
+        executor, dirname, main_program, filename: as for ``save_params``.
+    """
     load_vars(executor, dirname, main_program, predicate=is_parameter, filename=filename)
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None):
+    """Save every persistable variable of ``main_program`` (parameters and optimizer state: moments,
+    learning rate, step counters) to ``dirname``, to resume training later.
+
+    Args:
+        executor, dirname, main_program, filename: as for ``save_params``.
+    """
     return save_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None):
+    """Load every persistable variable of ``main_program`` from ``dirname`` (``save_persistables``'s files).
+
+    Args:
+        executor, dirname, main_program, filename: as for ``save_params``.
+    """
     load_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)

@@ -2,6 +2,8 @@
 cycles, and the op checker does not depend on the feeding runtime."""
 import ast
 import pathlib
+import subprocess
+import sys
 
 import networkx as nx
 
@@ -62,3 +64,10 @@ def test_layers_io_keeps_no_hook_that_the_feeding_runtime_must_fill_first():
     import minifluid
     from minifluid.data import py_reader
     assert minifluid.layers.py_reader is minifluid.layers.io.py_reader is py_reader.py_reader
+
+
+def test_importing_minifluid_does_not_import_networkx():
+    """networkx takes a good part of a second to import; only programs with sub-blocks need it."""
+    out = subprocess.run([sys.executable, "-c", "import sys, minifluid; print('networkx' in sys.modules)"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "False"

@@ -16,6 +16,11 @@ losses, normalisation, image resizing, conv2d_transpose, auc) and paddle 2.x nam
 2,000 to 13,400 (12,500 before issue 15's +900 met it in the merge): about 1,700 for them and 300 of
 headroom. Main was already at 12,558 of its 12,500 when issue 15 landed, and reached 13,512 with it:
 +200 to 13,600 so that the suite is green again; the next change that grows the package trims or raises.
+Issue 17's high-level API (ParallelExecutor, fluid.metrics, the book's Trainer / Inferencer with
+checkpoints, layers.device, memory_optimize; about 520 code lines) raises it by 500 to 14,100.
+fluid.dataset's file datasets (issue 26) raise it by 800 to 14,900: they came to 764 code lines (the
+vectorised MultiSlot parser 274, QueueDataset/InMemoryDataset with both APIs 305, their loader
+threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 13,995.
 """
 import ast
 import io
@@ -26,7 +31,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 13_600
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 14_900
 
 
 def code_lines(path):

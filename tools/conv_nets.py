@@ -195,20 +195,27 @@ TRANSPOSE_SHAPES = (("7to14-s2-k4", (64, 128, 7, 7), (128, 64, 4, 4), 2, 1),
                     ("14to14-s1-k3", (64, 32, 14, 14), (32, 32, 3, 3), 1, 1))
 
 
+def _channels_last(x):
+    """NCHW ``x`` in the channels-last memory that minifluid's conv, pool and batch_norm outputs have
+    (NOTE [ Channels-last inside the kernels ] in minifluid/ops/im2col.py)."""
+    return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
 def transpose_vs_conv(steps, shapes=TRANSPOSE_SHAPES):
     """Median forward + backward (input and filter gradients) kernel time of conv2d_transpose and of its
-    conv2d twin per shape, alternating; ``ratio`` = transpose / conv (the goal: at most 1.5)."""
+    conv2d twin per shape, alternating, both fed channels-last inputs as inside a network; ``ratio`` =
+    transpose / conv (the goal: at most 1.5)."""
     from minifluid.ops.registry import get_op_spec  # noqa: PLC0415
     rng = np.random.RandomState(0)
     result = {}
     for name, x_shape, w_shape, stride, pad in shapes:
         attrs_t = dict(get_op_spec("conv2d_transpose").attrs, strides=[stride] * 2, paddings=[pad] * 2)
         attrs_c = dict(get_op_spec("conv2d").attrs, strides=[stride] * 2, paddings=[pad] * 2)
-        x = rng.randn(*x_shape).astype("float32")
+        x = _channels_last(rng.randn(*x_shape).astype("float32"))
         w = rng.randn(*w_shape).astype("float32")
         spec_t, spec_c = get_op_spec("conv2d_transpose"), get_op_spec("conv2d")
         y = spec_t.kernel(attrs_t, x, w)
-        xc = rng.randn(*y.shape).astype("float32")  # the twin conv's input has the transpose's output shape
+        xc = _channels_last(rng.randn(*y.shape).astype("float32"))  # the twin conv's input: the transpose's output
 
         def run_transpose():
             out = spec_t.kernel(attrs_t, x, w)

@@ -2,11 +2,15 @@
 
 Changes from the notebook: the packaged 8x8 digits (``paddle.dataset.digits``) replace
 ``mnist.json.gz`` (so images are [64] and ``in_features=64``; 'valid' and 'eval' read the digits
-test split), and the loss is printed every 5 batches instead of every 200 (an epoch here is 15
-batches of 100). Everything else is the notebook's code.
+test split), the loss is printed every 5 batches instead of every 200 (an epoch here is 15
+batches of 100), and the parameters are saved to a temporary folder, not as 'mnist' in the current
+one. Everything else is the notebook's code.
 
 Run with: python -m minifluid.compat examples/legacy/paddle2_dataset_seed002.py
 """
+import os
+import tempfile
+
 import paddle
 import json  # noqa: F401  (the notebook's imports)
 import gzip  # noqa: F401
@@ -106,8 +110,10 @@ def train(model):
             opt.step()
             opt.clear_grad()
 
-    # 保存模型参数
-    paddle.save(model.state_dict(), 'mnist')
+    # 保存模型参数 (the notebook: paddle.save(model.state_dict(), 'mnist'), into the current folder)
+    path = os.path.join(tempfile.mkdtemp(prefix="minifluid-seed002-"), 'mnist')
+    paddle.save(model.state_dict(), path)
+    print("saved the parameters to", path)
 
 
 # 创建模型

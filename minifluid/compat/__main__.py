@@ -11,16 +11,9 @@ sys.path[0] (the script's folder), __file__, __name__ == "__main__", exit status
   -h, --help   show this help and exit
   --version    print minifluid's version and the fluid version it emulates, and exit
 """
-import builtins
-import importlib.machinery
-import io
-import os
-import runpy
 import sys
-import types
-import zipfile
 
-from . import install
+from . import install, runner
 from ..version import __version__, full_version
 
 USAGE = __doc__.splitlines()[0]
@@ -42,11 +35,11 @@ def main(argv=None):
         if len(argv) < 2:
             print(f"{USAGE}\nerror: -m needs a module name", file=sys.stderr)
             return 2
-        return _run(_run_module, argv[1], ["-m"] + argv[2:])
+        return _run(runner.run_module, argv[1], ["-m"] + argv[2:])
     if argv[0].startswith("-") and argv[0] != "-":
         print(f"{USAGE}\nerror: unknown option {argv[0]!r} (options go after the script's name)", file=sys.stderr)
         return 2
-    return _run(_run_script, argv[0], argv)
+    return _run(runner.run_script, argv[0], argv)
 
 
 def _run(runner, target, script_argv):
@@ -72,47 +65,12 @@ def _quiet(*exc_info):
 
 def _from_the_script_on(tb):
     """``tb`` without the frames of this runner (the ones CPython would not have shown)."""
-    first = tb
+    first, ours = tb, (__file__, runner.__file__)
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == __file__:
+        if tb.tb_frame.f_code.co_filename in ours:
             first = tb.tb_next
         tb = tb.tb_next
     return first
-
-
-def _run_script(path):
-    """``python PATH``: a source file, or a folder / zip file with a __main__.py."""
-    if os.path.isdir(path) or zipfile.is_zipfile(path):
-        _set_path0(os.path.abspath(path))
-        runpy._run_module_as_main("__main__", alter_argv=False)  # what CPython itself calls here
-        return 0
-    filename = os.path.join(os.getcwd(), path)  # CPython's __file__: absolute, but not normalised
-    try:
-        with io.open_code(filename) as f:
-            source = f.read()
-    except OSError as err:
-        print(f"{sys.executable}: can't open file {filename!r}: [Errno {err.errno}] {err.strerror}",
-              file=sys.stderr)
-        return 2
-    _set_path0(os.path.dirname(os.path.realpath(filename)))
-    module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=filename, __cached__=None, __builtins__=builtins,
-                           __loader__=importlib.machinery.SourceFileLoader("__main__", filename))
-    sys.modules["__main__"] = module
-    exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
-    return 0
-
-
-def _run_module(name):
-    """``python -m NAME``: sys.path[0] stays the current folder, as it already is for us."""
-    sys.modules["__main__"] = types.ModuleType("__main__")  # the module's globals, not this runner's
-    runpy._run_module_as_main(name, alter_argv=True)  # CPython's own -m path (its messages too)
-    return 0
-
-
-def _set_path0(folder):
-    if not sys.flags.safe_path:  # python -P adds no script folder; `-m minifluid.compat` added none either
-        sys.path[0] = folder
 
 
 if __name__ == "__main__":

@@ -9,15 +9,9 @@ A name in neither table is simply "not implemented by minifluid".
 
 __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 
-_FLUID_ONE_POINT_SIX_NO_OP = "nothing, delete the call (fluid 1.6+ made it a no-op too)"
-
 # legacy API (full module path . name) -> what to write instead
 REPLACEMENTS = {
-    "paddle.fluid.ParallelExecutor": "fluid.CompiledProgram(main_program).with_data_parallel(loss_name=loss.name)",
-    "paddle.static.ParallelExecutor": "fluid.CompiledProgram(main_program).with_data_parallel(loss_name=loss.name)",
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
-    "paddle.fluid.memory_optimize": _FLUID_ONE_POINT_SIX_NO_OP,
-    "paddle.fluid.release_memory": _FLUID_ONE_POINT_SIX_NO_OP,
     "paddle.fluid.Linear": "fluid.dygraph.Linear",
     "paddle.fluid.Conv2D": "fluid.dygraph.Conv2D",
     "paddle.fluid.Pool2D": "fluid.dygraph.Pool2D",
@@ -170,7 +164,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {
-        "paddle.fluid": "metrics average evaluator",
+        "paddle.fluid": "average evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
         "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
@@ -196,15 +190,15 @@ NOT_SUPPORTED_YET = {
         "paddle.static": "InputSpec",
         "paddle": "jit"},
     "distributed training": {
-        "paddle.fluid": "DistributeTranspiler DistributeTranspilerConfig HashName RoundRobin transpiler incubate",
+        "paddle.fluid": "DistributeTranspiler DistributeTranspilerConfig HashName RoundRobin incubate",
         "paddle.fluid.dygraph": "DataParallel ParallelEnv prepare_context parallel",
-        "paddle": "DataParallel distributed"},
+        "paddle": "DataParallel",
+        "paddle.distributed": "fleet init_parallel_env spawn launch get_rank get_world_size ParallelEnv all_reduce "
+                              "broadcast"},
     "mixed precision, quantization and compression (contrib)": {
-        "paddle.fluid": "contrib",
+        "paddle.fluid.contrib": "mixed_precision slim quantize decoder extend_optimizer",
         "paddle.static": "amp",
         "paddle": "amp"},
-    "file datasets and trainers (fluid.dataset)": {
-        "paddle.fluid": "DatasetFactory InMemoryDataset QueueDataset"},
     "datasets and models (paddle.vision, paddle.text)": {
         "paddle.dataset": "voc2012 sentiment mq2007",
         "paddle": "vision text",

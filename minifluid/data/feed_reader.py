@@ -62,6 +62,7 @@ class FeedReader:
         self.external = False  # someone took the queue to push by hand (J66): no start() needed
         self.stats = EpochStats(capacity)
         self.last_stats = None
+        self.label = None  # callable -> "train loader #1 (...)": names the epochs in EPOCH_HISTORY
 
     def set_stage(self, stage):
         """Read from ``stage`` (see prefetch.py) from now on."""
@@ -73,11 +74,12 @@ class FeedReader:
         self._stage, self.started, self._generation = stage, True, generation
         self._staged.clear()
         self._pending_error = None
-        self.last_stats, self.stats = self.stats, EpochStats(self.stats.capacity, self.stats.epoch + 1)
+        self.last_stats = self.stats
+        self.stats = EpochStats(self.stats.capacity, self.stats.epoch + 1, stage.capacity())
 
     def end_epoch(self):
         """Stop reading: drop staged batches and stop the stage (the stage itself may be reused)."""
-        publish(self.stats)
+        publish(self.stats, self.label() if self.label is not None else None)
         self.started, self._generation = False, None
         self._staged.clear()
         self._pending_error = None

@@ -52,6 +52,8 @@ from ..lod_tensor import LoDTensor
 from ..places import non_empty_places
 from . import adapters, options
 from .dataloader import DatasetLoader
+from .dataset_feed import FileDatasetLoader
+from .diagnosis import loader_label
 from .feeder import SlotSpec, slot_specs
 from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader
 from .loops import END_OF_DATA, EpochIterator, Forwarded, StallWatch, ThreadSource, creation_site, wait_seconds
@@ -109,6 +111,9 @@ class _WorkerStage:
 
     def occupancy(self):
         return self.source.ready()
+
+    def capacity(self):
+        return 1  # ``ready()`` only says whether the next batch is already waiting in its pipe
 
     def clear(self):
         pass
@@ -250,7 +255,7 @@ class GeneratorLoader(DataLoaderBase):
         program = default_main_program()
         feed_vars = [program.global_block().var(v) if isinstance(v, str) else v for v in feed_list]
         self._setup(slot_specs(feed_vars), capacity, use_double_buffer, iterable, return_list, use_multiprocess,
-                    drop_last, timeout)
+                    drop_last, timeout, weakref.ref(program))
         if not iterable:
             names = [_loader_names(k) for k in ("lod_tensor_blocking_queue", "create_py_reader", "double_buffer")]
             reader_names = names[1:] if use_double_buffer else names[1:2]
@@ -265,7 +270,7 @@ class GeneratorLoader(DataLoaderBase):
             layers_io.insert_read_op(program.global_block(), reader, feed_vars, drop_last)
 
     def _setup(self, slots, capacity, use_double_buffer, iterable, return_list, use_multiprocess, drop_last,
-               timeout):
+               timeout, program_ref=None):
         self._slots, self._names = slots, None if slots is None else [s.name for s in slots]
         self._capacity, self._use_double_buffer = int(capacity), bool(use_double_buffer)
         self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
@@ -283,6 +288,7 @@ class GeneratorLoader(DataLoaderBase):
         self._epoch_thread = None  # the thread that started the open epoch (one reader at a time)
         self._epoch_lock = threading.Lock()
         self._created_at = creation_site()
+        self._reader.label = loader_label(self._names, program_ref, self._created_at)
         self._stall = StallWatch(self._describe)
         _live_loaders.add(self)
 
@@ -339,13 +345,46 @@ class GeneratorLoader(DataLoaderBase):
 
     # --- data sources (each returns the loader; REFERENCE H48-H51) ----------------------------------
     def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
+        """Feed from a generator of single samples, batched here.
+
+        Args:
+            reader (callable): ``reader()`` yields one sample at a time: a tuple/list with one field per
+                variable of ``feed_list`` (ndarrays, numbers or nested lists), without a batch dim.
+            batch_size (int): samples per batch.
+            drop_last (bool, default True): drop a last batch smaller than ``batch_size``.
+            places (place or list of places): where batches go; required in iterable mode (e.g.
+                ``fluid.CPUPlace()`` or ``fluid.cpu_places()``), ignored in non-iterable mode.
+
+        Returns:
+            the loader itself.
+        """
         _check_batch_size(batch_size)
         return self._set_source(adapters.from_sample_generator(reader, batch_size, drop_last, self._slots), places)
 
     def set_sample_list_generator(self, reader, places=None):
+        """Feed from a generator of sample lists (what ``fluid.io.batch(reader, n)`` yields).
+
+        Args:
+            reader (callable): ``reader()`` yields lists of samples; each sample has one field per
+                variable of ``feed_list``. The fields are stacked (with LoD for lod_level > 0 variables).
+            places (place or list of places): as for ``set_sample_generator``.
+
+        Returns:
+            the loader itself.
+        """
         return self._set_source(adapters.from_sample_list_generator(reader, self._slots), places)
 
     def set_batch_generator(self, reader, places=None):
+        """Feed from a generator of ready-made batches (the fastest kind: no stacking here).
+
+        Args:
+            reader (callable): ``reader()`` yields one batch at a time: a tuple/list with one field per
+                variable of ``feed_list`` (ndarrays or LoDTensors with the batch as dim 0).
+            places (place or list of places): as for ``set_sample_generator``.
+
+        Returns:
+            the loader itself.
+        """
         return self._set_source(adapters.from_batch_generator(reader, self._names), places)
 
     def _set_source(self, batch_reader, places):
@@ -482,7 +521,14 @@ class GeneratorLoader(DataLoaderBase):
 
     # --- non-iterable mode --------------------------------------------------------------------------
     def start(self):
-        """Start the producer for one epoch (non-iterable mode)."""
+        """Start reading one epoch (non-iterable mode): ``exe.run`` then takes its batches until it raises
+        ``fluid.core.EOFException``; call ``reset()`` after that (or to stop early) before the next
+        ``start()``.
+
+        Raises:
+            AssertionError: the loader is iterable, or has no data source (``set_*_generator``) yet.
+            RuntimeError: ``start()`` again without ``reset()``.
+        """
         _check(not self._iterable, "start() cannot be called when DataLoader is iterable")
         _check(self._batch_reader is not None, "Data source of DataLoader has not set yet")
         if self._producer is not None:
@@ -494,9 +540,15 @@ class GeneratorLoader(DataLoaderBase):
         self._start_epoch(self._queue, lambda: self._stage)
 
     def reset(self):
-        """Stop the epoch (at EOF or midway; safe before start(), twice, and from another thread while
-        ``exe.run`` waits for a batch: that run then raises EOFException) and empty the queue. It does
-        not wait for a generator busy in its own code (NOTE [ Feeding: topology and shutdown ] in loops.py)."""
+        """End the epoch (non-iterable mode): stops the producer and empties the queue, so ``start()``
+        can begin the next. Safe at any time: after EOFException, midway, before ``start()``, twice, and
+        from another thread while ``exe.run`` waits for a batch (that run then raises EOFException). It
+        does not wait for a generator busy in its own code (NOTE [ Feeding: topology and shutdown ] in
+        loops.py).
+
+        Raises:
+            AssertionError: the loader is iterable (there an epoch ends with its ``for`` loop).
+        """
         _check(not self._iterable, "reset() cannot be called when DataLoader is iterable")
         try:
             self._stop()
@@ -528,7 +580,7 @@ class GeneratorLoader(DataLoaderBase):
 def _stop_all_loaders():
     """At exit, close every live loader's queue (no joins: a producer stuck in user code must not delay
     the exit) so no producer is left blocked in a push; a loader reading a worker's pipe stops its worker
-    (SIGTERM, then SIGKILL after worker.JOIN_TIMEOUT) and unlinks its segments."""
+    (SIGTERM, then SIGKILL after loops.PROCESS_JOIN_TIMEOUT) and unlinks its segments."""
     for loader in list(_live_loaders):
         producer = loader._producer
         if producer is not None:
@@ -570,3 +622,9 @@ class DataLoader:
         """
         return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list, use_multiprocess,
                                drop_last, timeout)
+
+    @staticmethod
+    def from_dataset(dataset, places, drop_last=True):
+        """A loader over a fluid.dataset QueueDataset/InMemoryDataset: one reader per place; each step is a
+        list with one feed dict per place; ``drop_last`` drops short batches (``data/dataset_feed.py``)."""
+        return FileDatasetLoader(dataset, places, drop_last)

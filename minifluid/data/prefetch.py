@@ -2,7 +2,8 @@
 
 Every stage here has the same small interface: ``get()`` returns the next batch or END_OF_DATA
 (raising ReaderKilledError after the batches produced before a failure), ``occupancy()`` says how
-many batches are ready, ``clear()`` drops what is staged, ``stop()`` ends any thread.
+many batches are ready, ``capacity()`` how many can be (the queue's plus what the stage holds
+itself), ``clear()`` drops what is staged, ``stop()`` ends any thread.
 
 * ``DirectStage``: no double buffer; ``get`` is a queue pop.
 * ``ReadAheadStage`` (double buffer on CPU): after handing out a batch it takes the next one, if the
@@ -47,6 +48,9 @@ class DirectStage:
     def occupancy(self):
         return len(self.queue)
 
+    def capacity(self):
+        return self.queue.capacity()
+
     def clear(self):
         pass
 
@@ -82,6 +86,10 @@ class ReadAheadStage:
 
     def occupancy(self):
         return len(self.queue) + len(self._ahead)
+
+    def capacity(self):
+        """The queue, plus what one refill may move out of it (``get`` refills only an empty slot list)."""
+        return self.queue.capacity() + min(READ_AHEAD, self.queue.capacity())
 
     def clear(self):
         self._ahead.clear()
@@ -177,6 +185,9 @@ class CudaPrefetchStage:
 
     def occupancy(self):
         return len(self.queue) + len(self._ready)
+
+    def capacity(self):
+        return self.queue.capacity() + PREFETCH_SLOTS
 
     def clear(self):
         pass

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from ..framework import unique_name
+from ..framework.variable import Variable
 from ..layers.helper import LayerHelper
 from .tensor import ParamBase, default_tracer
 
@@ -22,6 +23,15 @@ __all__ = ["Layer"]
 def _snake(name):
     """fluid's camel-to-snake rule for default name scopes: MyLayer -> my_layer, Conv2D -> conv2_d."""
     return re.sub("([a-z0-9])([A-Z])", r"\1_\2", re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)).lower()
+
+
+def _check_tensor_inputs(layer, inputs):
+    for i, x in enumerate(inputs):
+        if x is not None and not isinstance(x, Variable):
+            kind = type(x)
+            kind = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"{type(layer).__name__} expects a Tensor as input {i}, but got {kind}; convert it "
+                            "first with fluid.dygraph.to_variable(x) (paddle 2.x: paddle.to_tensor(x))")
 
 
 class Layer:
@@ -46,7 +56,13 @@ class Layer:
     def forward(self, *inputs, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
+    _tensor_inputs = False
+    """True for minifluid's own layers: every positional input must be a Tensor (a user's layer may
+    take anything, as in fluid)."""
+
     def __call__(self, *inputs, **kwargs):
+        if self._tensor_inputs:
+            _check_tensor_inputs(self, inputs)
         return self.forward(*inputs, **kwargs)
 
     # --- parameters and sublayers ----------------------------------------------------------------

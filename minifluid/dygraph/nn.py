@@ -113,3 +113,7 @@ class Dropout(Layer):
 
     def forward(self, input):
         return wiring.dropout_ops(EagerEmit, input, dict(self._attrs, is_test=self._is_test or not self.training))
+
+
+for _layer in (BatchNorm, Conv2D, Dropout, Linear, Pool2D):
+    _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)

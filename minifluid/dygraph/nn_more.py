@@ -100,3 +100,7 @@ class Conv2DTranspose(Layer):
         if self.bias is not None:
             out = apply("elementwise_add", {"X": out, "Y": self.bias}, {"axis": 1})
         return out if self._act is None else apply(self._act, {"X": out})
+
+
+for _layer in (Conv2DTranspose, Embedding, LayerNorm, PRelu):
+    _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)

@@ -3,7 +3,7 @@
 Everything ``fluid.io`` has, plus the map-style pieces. ``DataLoader(dataset, ...)`` is the
 map-style loader with paddle 2.x defaults (``return_list=True``) whose batches are eager tensors
 (2.x defaults to dynamic mode) unless ``paddle.enable_static()`` was called or a ``feed_list`` (of
-static variables) is given: then LoDTensors, as fluid's; ``from_generator`` is fluid's.
+static variables) is given: then LoDTensors, as fluid's; ``from_generator`` and ``from_dataset`` are fluid's.
 """
 from .. import io as _fluid_io
 from ..data.dataloader import DatasetLoader
@@ -27,6 +27,7 @@ class DataLoader(DatasetLoader):
     """paddle.io.DataLoader(dataset, batch_size=1, shuffle=False, ...): lists of eager tensors per step."""
 
     from_generator = staticmethod(_fluid_io.DataLoader.from_generator)
+    from_dataset = staticmethod(_fluid_io.DataLoader.from_dataset)
 
     def __init__(self, dataset, feed_list=None, places=None, return_list=True, batch_sampler=None, batch_size=1,
                  shuffle=False, drop_last=False, collate_fn=None, num_workers=0, use_buffer_reader=True,

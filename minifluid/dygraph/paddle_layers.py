@@ -20,6 +20,7 @@ __all__ = ["AdaptiveAvgPool2D", "AdaptiveMaxPool2D", "BCELoss", "BCEWithLogitsLo
 
 class _Layer2(_Layer):
     __call__ = eager_api(_Layer.__call__)
+    _tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
 
 
 def _functional_layer(name, fn, *arg_names, **defaults):

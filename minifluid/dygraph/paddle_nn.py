@@ -156,3 +156,7 @@ class CrossEntropyLoss(Layer):
 
     def forward(self, input, label):
         return functional.cross_entropy(input, label, **self._kwargs)
+
+
+for _layer in (CrossEntropyLoss, Flatten, MSELoss, ReLU, Sigmoid, Softmax, Tanh):
+    _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)

@@ -14,6 +14,7 @@ from ..dtypes import convert_dtype
 from ..framework import dygraph_mode
 from ..framework import unique_name
 from ..framework.variable import Parameter, Variable
+from ..lod_tensor import float_friendly
 from ..ops.registry import array_module
 from ..places import CPUPlace, CUDAPlace
 from .tracer import Tracer, run_backward
@@ -121,9 +122,10 @@ class Tensor(Variable):
 
     # --- data ----------------------------------------------------------------------------------------
     def numpy(self):
-        """A numpy copy of the data."""
+        """A numpy copy of the data; a one-element result still converts with ``float()`` and ``%f`` on
+        numpy 2.4+ (as fetched losses do: ``float_friendly`` in lod_tensor.py)."""
         value = self._value
-        return value.get() if hasattr(value, "get") else np.array(value)
+        return float_friendly(value.get() if hasattr(value, "get") else np.array(value))
 
     def __array__(self, dtype=None, copy=None):
         value = self._value
@@ -217,6 +219,9 @@ class Tensor(Variable):
 
     def __float__(self):
         return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
 
     def __iter__(self):
         raise TypeError("an eager Tensor cannot be iterated; use .numpy()")

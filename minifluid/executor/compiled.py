@@ -48,6 +48,7 @@ class BuildStrategy:
         self.fuse_all_reduce_ops = False
         self.enable_inplace = False
         self.memory_optimize = False
+        self.num_trainers, self.trainer_id = 1, 0
 
 
 class ExecutionStrategy:

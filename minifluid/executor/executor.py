@@ -23,9 +23,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import FEEDING_ERRORS
-from ..framework import graph
 from ..framework.program import Program, default_main_program
-from ..lod_tensor import LoDTensor
+from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
@@ -215,6 +214,7 @@ def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
 def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
     block = program.block(block_idx)
     if program.num_blocks > 1:
+        from ..framework import graph  # noqa: PLC0415 - networkx takes ~0.3 s to import: only for sub-blocks
         cycle = graph.block_cycle(program)
         if cycle is not None:
             raise ValueError(f"Program blocks {cycle} run each other in a cycle (an op's sub-block is its own "
@@ -272,10 +272,30 @@ class Executor:
         feed = normalize_feed(feed)
         plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
+        return self._execute(plan, program, scope, return_numpy)
+
+    def _execute(self, plan, program, scope, return_numpy=True):
+        """Run a plan whose feeds are in ``scope`` (inside a Frame when it has context ops)."""
         if plan.needs_frame:
             with Frame(self, program, scope, scope._vars, scope._lods):
                 return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
         return self._run_plan(plan, scope._vars, scope._lods, return_numpy)
+
+    def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """Run ``program`` on every batch of ``dataset`` (a fluid.dataset QueueDataset/InMemoryDataset):
+        ``thread`` readers (0: the dataset's thread count) feed it in turn; the ``fetch_list`` values are
+        printed with their ``fetch_info`` every ``print_period`` batches of reader 0. Returns None.
+        The dataset runs it (data/dataset_run.py)."""
+        if dataset is None:
+            raise RuntimeError("dataset is need and should be initialized")
+        return dataset._run(self, program, scope, thread, debug, fetch_list, fetch_info, print_period, fetch_handler)
+
+    def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None,
+                           fetch_info=None, print_period=100, fetch_handler=None):
+        """``train_from_dataset`` for evaluation: the same run (pass a test clone of the program)."""
+        return self.train_from_dataset(program, dataset, scope, thread, debug, fetch_list, fetch_info, print_period,
+                                       fetch_handler)
 
     @staticmethod
     def _run_plan(plan, env, lods, return_numpy=True):
@@ -298,17 +318,5 @@ def _fetch_value(env, lods, name, copy, return_numpy):
                 f"Python ndarray (variable {name!r}). Please set the parameter 'return_numpy' as 'False' "
                 "to return LoDTensor itself directly.")
         value = value.get() if hasattr(value, "get") and not isinstance(value, np.ndarray) else value
-        return value.view(FetchedScalar) if value.size == 1 and value.ndim else value
+        return float_friendly(value)
     return LoDTensor(value, lod)
-
-
-class FetchedScalar(np.ndarray):
-    """A fetched one-element array (a loss or a metric: shape [1], as fluid fetches them) that still
-    converts with ``float()`` / ``int()``. numpy 2.4 turned that into a TypeError for arrays with
-    ndim > 0, and legacy scripts do it all the time (``float(loss)``, ``"%f" % metrics[0]``)."""
-
-    def __float__(self):
-        return float(self.item())
-
-    def __int__(self):
-        return int(self.item())

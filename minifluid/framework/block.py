@@ -152,3 +152,6 @@ class Block:
         return "\n".join(lines) + "\n}"
 
     __str__ = to_string
+
+    def __repr__(self):  # how an op's sub_block attribute prints
+        return f"Block(idx={self.idx}, parent_idx={self.parent_idx})"

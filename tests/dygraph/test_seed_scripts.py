@@ -1,6 +1,7 @@
 """Seeds 000 and 002, run as their users would: ``python -m minifluid.compat SCRIPT`` in a subprocess."""
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -39,4 +40,9 @@ def test_seed002_paddle2_dataset_notebook(tmp_path):
     # 0.24-0.54, and the last epoch alone once gave 0.58 in CI); a model that does not learn gives ~1
     first, last = sum(losses[:3]) / 3, sum(losses[-9:]) / 9
     assert last < 0.7 * first, losses
-    assert (tmp_path / "mnist").is_file()  # paddle.save(model.state_dict(), 'mnist')
+    saved = pathlib.Path(re.search(r"^saved the parameters to (.+)$", out, re.M).group(1))
+    try:
+        assert saved.is_file() and saved.name == "mnist"  # paddle.save(model.state_dict(), .../'mnist')
+        assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+    finally:
+        shutil.rmtree(saved.parent, ignore_errors=True)

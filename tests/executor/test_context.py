@@ -125,6 +125,7 @@ def test_sub_block_runs_reuse_one_cached_plan_and_update_parent_variables(ops, m
     main._rollback()
     steps = block.create_var("steps", dtype=None)
     block.append_op("_repeat", {}, {"Steps": steps}, {"sub_block": body, "times": 5})
+    assert "sub_block=Block(idx=1, parent_idx=0)" in str(main)
     built = _counting_builds(monkeypatch)
     scope = fluid.Scope()
     scope.var("acc").get_tensor().set(np.array([1.0, 3.0], "float32"), fluid.CPUPlace())

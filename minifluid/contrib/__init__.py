@@ -1,0 +1,7 @@
+"""``fluid.contrib``: the book's high-level Trainer / Inferencer (fluid 1.0-1.5's API)."""
+from . import inferencer, trainer
+from .inferencer import Inferencer
+from .trainer import (BeginEpochEvent, BeginStepEvent, CheckpointConfig, EndEpochEvent, EndStepEvent, Trainer)
+
+__all__ = ["BeginEpochEvent", "BeginStepEvent", "CheckpointConfig", "EndEpochEvent", "EndStepEvent", "Inferencer",
+           "Trainer", "inferencer", "trainer"]
