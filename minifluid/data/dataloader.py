@@ -18,7 +18,7 @@ NOTE [ DatasetLoader: one epoch, one batch source ]
   "Blocking queue is killed ..." SystemError) with the original exception as ``__cause__``.
 * Shutdown: the epoch iterator is a ``loops.EpochIterator`` (NOTE [ Feeding: topology and shutdown ] in
   loops.py): its source is closed at the end of data, on any error out of ``next``, by ``close()``, and
-  when it is garbage-collected (a ``break``). A ``__getitem__`` in progress is never waited for.
+  when it is garbage-collected (a ``break``); the thread is joined, a ``__getitem__`` in progress finished.
 """
 import functools
 import itertools
@@ -29,7 +29,7 @@ from minifluid.data.collate import (default_collate_deferred, default_collate_fn
                                    describe_samples, flatten_batch, restore_batch)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
-from minifluid.data.loops import EpochIterator, StallWatch, creation_site, wait_seconds
+from minifluid.data.loops import EpochIterator, StallWatch, ThreadSource, creation_site, wait_seconds
 from minifluid.data.worker import open_batch_source
 from minifluid.framework import dygraph_mode
 from minifluid.lod_tensor import LoDTensor
@@ -105,12 +105,13 @@ def _iterable_batches(dataset, batch_size, drop_last, collate_fn):
 
 
 def _close_source(source):
-    """End an epoch's source: stop its thread (a ``__getitem__`` in progress is not waited for) or
-    workers, and drop what the thread read ahead, so its memory goes now."""
-    getattr(source, "close", lambda: None)()
-    queue = getattr(source, "queue", None)
-    if queue is not None:
-        queue.take_ready(queue.capacity())
+    """End an epoch's source: stop its thread (waiting for a ``__getitem__`` in progress, at most
+    ``loops.THREAD_JOIN_TIMEOUT``) or workers, and drop what the thread read ahead, so its memory goes now."""
+    if isinstance(source, ThreadSource):
+        source.close(wait_for_reader=True)
+        source.queue.take_ready(source.queue.capacity())
+    else:
+        getattr(source, "close", lambda: None)()
 
 
 # --- the loader -----------------------------------------------------------------------------------

@@ -19,9 +19,10 @@ Every pipeline is a chain of producers and one consumer:
   death is noticed and a stop obeyed within that time.
 * Stopping is closing: the consumer closes the queue (a push blocked on a full queue returns, the
   feeder ends at its next push) or the worker source (its workers are stopped by ``stop_processes``:
-  SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``). User code is never waited for: a feeder busy in the
-  reader finishes in the background (``ThreadSource.close`` joins only a feeder in its own code, for at
-  most ``THREAD_JOIN_TIMEOUT``). A waiting consumer is woken by the close: queue waits are bound to an
+  SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``). ``DataLoader.from_generator`` and the decorators never
+  wait for user code: a feeder busy in the reader finishes in the background (``ThreadSource.close``
+  joins only a feeder in its own code, for at most ``THREAD_JOIN_TIMEOUT``); the dataset loader's
+  ``close()`` and ``break`` wait that long for a ``__getitem__`` in progress, so its thread is gone after. A waiting consumer is woken by the close: queue waits are bound to an
   epoch's generation and end with EOF when it is reset, worker waits end when ``stopping`` is set.
 * An epoch ends (``EpochIterator``) at its end of data, on any error out of a step, by ``close()``, and
   when its iterator is dropped (a ``break``: a finalizer, in which a Ctrl-C is deferred to the end of
@@ -282,10 +283,11 @@ class ThreadSource:
             raise StopIteration
         return item
 
-    def close(self):
-        """Stop pushing; wait (``THREAD_JOIN_TIMEOUT`` at most) only for a thread not busy in user code."""
+    def close(self, wait_for_reader=False):
+        """Stop pushing; wait (``THREAD_JOIN_TIMEOUT`` at most) for the thread while it is in its own code,
+        or also while it is in the reader's with ``wait_for_reader``."""
         self.queue.close(generation=self.generation)
-        if not self._busy[0] and self.thread is not threading.current_thread():
+        if (wait_for_reader or not self._busy[0]) and self.thread is not threading.current_thread():
             self.thread.join(THREAD_JOIN_TIMEOUT)
 
 

@@ -313,26 +313,6 @@ def test_ctrl_c_during_the_cleanup_of_a_break_reaches_the_loop(monkeypatch, use_
     assert shm_segments() == []
 
 
-@pytest.mark.timeout(90)
-def test_dataset_loader_break_does_not_wait_for_a_slow_getitem(long_joins):
-    stuck = Stuck()
-
-    class Slow(fluid.io.Dataset):
-        def __len__(self):
-            return 100
-
-        def __getitem__(self, i):
-            if i >= 1:
-                stuck.wait()
-            return np.full([4], i, "float32")
-
-    for _ in fluid.io.DataLoader(Slow(), batch_size=1, return_list=True):
-        break
-    stuck.events.append("break done")
-    stuck.finish()
-    assert stuck.events == ["break done", "released by the test"]
-
-
 # --- 3: a generator refilling one buffer -----------------------------------------------------------------
 def refilling(n):
     """The pattern that corrupted batches: one buffer, refilled for every batch."""
