@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import FEEDING_ERRORS
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.io import FEED_FETCH_OPS
@@ -73,7 +74,7 @@ def _kernel_failed(op, env, names, e):
     annotated with the op (the step then re-raises ``e``)."""
     if isinstance(e, (KeyError, TypeError)) and any(n not in env or env[n] is None for n in names):
         return _missing_input_error(op, env, names)
-    if not getattr(e, "_minifluid_passthrough", False):
+    if not isinstance(e, FEEDING_ERRORS):
         e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
     return None
 
