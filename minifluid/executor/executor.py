@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import FEEDING_ERRORS
+from .._malloc import keep_freed_memory
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.io import FEED_FETCH_OPS
@@ -320,6 +321,7 @@ class Executor:
         self.place = place if place is not None else CPUPlace()
         self._plans = weakref.WeakKeyDictionary()
         self._to_device = None  # cupy.asarray on a GPU place, resolved at the first run
+        keep_freed_memory()  # NOTE [ Reusing freed memory ] in _malloc.py
 
     def close(self):
         self._plans.clear()

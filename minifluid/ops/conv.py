@@ -6,7 +6,10 @@ forward      groups == 1: [N*OH*OW, kh*kw*C] im2col matrix @ [kh*kw*C, F] filter
              depthwise (C/groups == 1): kh*kw multiply-adds over whole tensors (a GEMM with K = kh*kw
              and one column per group would be all overhead). Other groups: a batched GEMM per group.
 filter grad  im2col(x).T @ dout (the im2col matrix is rebuilt: keeping it from the forward pass would
-             hold kh*kw times every conv input until the backward pass).
+             hold kh*kw times every conv input until the backward pass). When the input gradient is the
+             transposed convolution below, its im2col matrix G of the output gradient (one row per
+             input pixel, taps flipped) gives the filter gradient too, as (x.T @ G).T: one im2col of
+             kh*kw*F columns per backward pass instead of two.
 input grad   stride 1 (every ResNet/LeNet 3x3 and 5x5 conv but the down-sampling ones): the transposed
              convolution, im2col of the padded output gradient @ the flipped filter, which writes the
              input gradient at once. GEMM-then-col2im instead writes a [N*OH*OW, kh*kw*C] product and
@@ -157,6 +160,16 @@ def _conv2d_backward(attrs, ins, outs, douts, need):
     geo = _conv_geometry(attrs, x4.shape, w.shape)
     xp = array_module(x4)
     d4 = xp.ascontiguousarray(to_nhwc(douts[0], fmt))
+    tgeo = _transposed_geometry(geo, x4.shape[1:3]) if g == 1 and need[0] else None
+    if tgeo is not None:  # one im2col of the output gradient serves both gradients
+        (n, h, wd, c), (f, _, kh, kw) = x4.shape, w.shape
+        cols = tgeo.im2col(d4)  # [N*H*W, (kh-1-i, kw-1-j, f)]: the taps flipped
+        dx = from_nhwc((cols @ w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1).reshape(-1, c)).reshape(n, h, wd, c), fmt)
+        dw = None
+        if need[1]:
+            dwt = (xp.ascontiguousarray(x4).reshape(-1, c).T @ cols).reshape(c, kh, kw, f)  # x.T @ G: 1.3x G.T @ x
+            dw = xp.ascontiguousarray(dwt[:, ::-1, ::-1].transpose(3, 0, 1, 2))
+        return dx, dw, None, None
     dw = xp.ascontiguousarray(_filter_grad(geo, x4, d4, w, g)) if need[1] else None
     dx = from_nhwc(_input_grad(geo, d4, w, x4.shape, g), fmt) if need[0] else None
     return dx, dw, None, None

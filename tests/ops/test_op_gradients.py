@@ -279,6 +279,10 @@ case("conv2d", "NHWC-SAME", inputs={"Input": normal(1, 5, 5, 2), "Filter": norma
      attrs={"data_format": "NHWC", "padding_algorithm": "SAME", "strides": [2, 2]},
      reference=lambda Input, Filter: conv_ref(Input.transpose(0, 3, 1, 2), Filter, [2, 2], [1, 1, 1, 1], [1, 1],
                                               1).transpose(0, 2, 3, 1))
+case("conv2d", "NHWC-SAME-stride1", inputs={"Input": normal(2, 4, 5, 3), "Filter": normal(2, 3, 3, 3)},
+     attrs={"data_format": "NHWC", "padding_algorithm": "SAME"},  # both gradients from one im2col of dout
+     reference=lambda Input, Filter: conv_ref(Input.transpose(0, 3, 1, 2), Filter, [1, 1], [1, 1, 1, 1], [1, 1],
+                                              1).transpose(0, 2, 3, 1))
 case("depthwise_conv2d", inputs={"Input": normal(2, 3, 4, 4), "Filter": normal(3, 1, 3, 3)},
      attrs={"groups": 3, "paddings": [1, 1]},
      reference=lambda Input, Filter: conv_ref(Input, Filter, [1, 1], [1, 1, 1, 1], [1, 1], 3))
