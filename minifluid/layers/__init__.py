@@ -17,13 +17,13 @@ from .math_op_patch import monkey_patch_variable
 from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
                    elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
                    scale)
-from .nn import (accuracy, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid, softmax, square,
-                 tanh)
+from .nn import (accuracy, adaptive_pool2d, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid,
+                 softmax, square, tanh)
 from .tensor import (Print, assign, cast, concat, create_global_var, create_tensor, fill_constant, flatten, ones,
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "LayerHelper", "Print", "abs", "accuracy", "argmax", "argmin", "argsort", "assign", "atan", "auc",
+    "LayerHelper", "Print", "abs", "accuracy", "adaptive_pool2d", "argmax", "argmin", "argsort", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "brelu", "cast", "ceil", "clip", "clip_by_norm", "concat", "conv2d",
     "conv2d_transpose", "cos", "create_global_var", "create_py_reader_by_data", "create_tensor", "cross_entropy",
     "data", "double_buffer", "dropout", "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min",
