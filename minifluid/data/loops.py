@@ -32,6 +32,7 @@ Every pipeline is a chain of producers and one consumer:
 """
 import _thread
 import contextlib
+import itertools
 import logging
 import numbers
 import multiprocessing
@@ -515,17 +516,17 @@ def _first_ready(waited, wait):
 
 def stop_processes(processes):
     """Stop and release ``processes``: SIGTERM, a join of at most ``PROCESS_JOIN_TIMEOUT`` each, SIGKILL
-    for what is left, then their fds. A KeyboardInterrupt meanwhile is raised again once everything is
-    released."""
-    interrupted = False
+    for what is left, then their fds. An exception meanwhile (a Ctrl-C, or what a signal handler raises:
+    a test's timeout) does not cut the stop short: the first is raised again once all are released."""
+    pending = []
     for process in processes:
         try:
             if process.exitcode is None:
                 process.terminate()
-        except KeyboardInterrupt:
-            interrupted = True
+        except BaseException as e:
+            pending.append(e)
     for process in processes:
-        while True:
+        for attempt in itertools.count():
             try:
                 process.join(PROCESS_JOIN_TIMEOUT)
                 if process.exitcode is None:
@@ -533,16 +534,18 @@ def stop_processes(processes):
                     process.join()
                 process.close()
                 break
-            except KeyboardInterrupt:
-                interrupted = True
+            except BaseException as e:  # wait again after an interruption; an error that repeats: give up
+                pending.append(e)
                 _kill_quietly(process)
-    if interrupted:
-        raise KeyboardInterrupt
+                if attempt and not isinstance(e, KeyboardInterrupt):
+                    break
+    if pending:
+        raise pending[0]
 
 
 def _kill_quietly(process):
     try:
         if process.exitcode is None:
             process.kill()
-    except (KeyboardInterrupt, ValueError):
+    except BaseException:  # closed already, or interrupted again: the wait that follows decides
         pass
