@@ -12,7 +12,7 @@ from ..dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
 __all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed",
-           "as_lodtensor", "forget_lod"]
+           "as_lodtensor", "forget_lod", "lod_feed_names"]
 
 
 class FeedSpec:
@@ -123,6 +123,12 @@ def feed_into(specs, feed, env, lods, to_device=None):
             lods[name] = lod
         else:
             forget_lod(lods, name)
+
+
+def lod_feed_names(feed):
+    """The names in ``feed`` whose values carry LoD (part of a plan's key: executor.py's NOTE)."""
+    return tuple(name for name, value in feed.items() if type(value) is not np.ndarray
+                 and isinstance(value, LoDTensor) and value._lod)
 
 
 def forget_lod(lods, name):
