@@ -49,14 +49,15 @@ meet in one module (queue.py, or shm.py over a pipe).
     5. ``FeedReader.read_next`` @ data/feed_reader.py: counted for ``bottleneck()``
     6. ``GeneratorLoader._next_step`` @ data/loader.py: LoDTensors per place, the feed dicts
     7. ``EpochIterator.__next__`` @ data/loops.py: returned to the ``for`` loop
-    8. ``feed_into`` @ executor/feed_fetch.py: ``FeedSpec.validate`` (the one feed check) into the run
-    9. ``Executor.run`` @ executor/executor.py: the plan's kernels read it
+    8. ``feed_into`` @ executor/feed_fetch.py (``Executor.run`` hands the feed on at once):
+       ``FeedSpec.validate`` (the one feed check), then into the scope
+    9. ``Executor._execute`` @ executor/executor.py: the plan's kernels read it
 (b) Non-iterable, ``loader.start(); exe.run()`` and the program's ``read`` op: 1-3 as in (a), then
     4. ``ReadAheadStage.get`` @ data/prefetch.py
     5. ``FeedReader.read_next`` @ data/feed_reader.py: need_check_feed fields checked by
        ``FeedSpec.validate`` @ executor/feed_fetch.py (the same check as (a) 8, fluid's read-op words)
     6. ``_read_forward`` @ ops/io.py: the ``read`` kernel returns the fields (LoD with them)
-    7. ``Executor.run`` @ executor/executor.py: the read op's outputs, then the other kernels
+    7. ``Executor._execute`` @ executor/executor.py: the read op's outputs, then the other kernels
 (c) ``use_multiprocess=True`` on CPU places: worker process -> shared memory -> consumer:
     worker process:
     1. ``_BatchGeneratorBatches._batches`` @ data/adapters.py (``deferred``: fields left for the slot)
