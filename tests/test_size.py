@@ -21,6 +21,10 @@ checkpoints, layers.device, memory_optimize; about 520 code lines) raises it by 
 fluid.dataset's file datasets (issue 26) raise it by 800 to 14,900: they came to 764 code lines (the
 vectorised MultiSlot parser 274, QueueDataset/InMemoryDataset with both APIs 305, their loader
 threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 13,995.
+Control flow (issue 19) raises it by 1,500 to 16,400: its first part (tensor arrays, while and
+conditional_block with their gradient blocks, While, cond, IfElse, Switch, StaticRNN) came to about
+750 code lines when the package was at 14,849; DynamicRNN with its LoD rank-table ops and beam search
+take the rest.
 """
 import ast
 import io
@@ -31,7 +35,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 14_900
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 16_400
 
 
 def code_lines(path):

@@ -30,9 +30,9 @@ def _doubling_loop(steps):
 def test_while_runs_its_block_until_the_condition_fails_and_arrays_restart_each_run(monkeypatch):
     built, real = [], executor_module.build_plan
 
-    def counting(program, feed_names, fetch_names, block_idx=0, to_device=None):
+    def counting(program, feed_names, fetch_names, block_idx=0, *args, **kwargs):
         built.append(block_idx)
-        return real(program, feed_names, fetch_names, block_idx, to_device)
+        return real(program, feed_names, fetch_names, block_idx, *args, **kwargs)
     monkeypatch.setattr(executor_module, "build_plan", counting)
     main, last, length, arr = _doubling_loop(5)
     exe, x = fluid.Executor(), np.ones((2, 3))
