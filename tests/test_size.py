@@ -25,6 +25,10 @@ Finishing issue 15 raises it by 400 to 15,300: fluid 1.8's remaining dataset fun
 fetch, common.fetch_all, uci_housing.fluid_model / feature_range, image.batch_images_from_tar, mnist's
 reader_creator, imikolov.word_count; about 140 lines) and the vectorised tokeniser and tar walker that make
 a full pass over imdb's real-size archive cost a few seconds, when the package was at 14,851.
+Control flow (issue 19) raises it by 1,500 to 16,800: its first part (tensor arrays, while and
+conditional_block with their gradient blocks, While, cond, IfElse, Switch, StaticRNN) came to about
+750 code lines when the package was at 14,849; DynamicRNN with its LoD rank-table ops and beam search
+take the rest.
 """
 import ast
 import io
@@ -35,7 +39,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 15_300
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 16_800
 
 
 def code_lines(path):
