@@ -3,6 +3,7 @@
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
+from .sequence import scatter_rows
 
 
 # --- dropout ---------------------------------------------------------------------------------
@@ -158,8 +159,10 @@ def _lookup_grad(attrs, w, rows, dout):
     if padding != -1:
         dout = dout * (rows != padding % w.shape[0])[:, None]
     xp = array_module(w)
+    if xp is np:  # a dense gradient: fluid's is_sparse=True (SelectedRows) is not modelled
+        return scatter_rows(rows, dout, w.shape[0]).astype(w.dtype, copy=False)
     dw = xp.zeros_like(w)
-    xp.add.at(dw, rows, dout)  # a dense gradient: fluid's is_sparse=True (SelectedRows) is not modelled
+    xp.add.at(dw, rows, dout)
     return dw
 
 
