@@ -6,7 +6,7 @@ from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
 from . import backward, clip, initializer, optimizer, regularizer
-from . import io, metrics, nets, transpiler
+from . import io, metrics, nets, profiler, transpiler
 from . import dygraph
 from . import contrib
 from .dygraph import disable_dygraph, enable_dygraph
@@ -41,5 +41,5 @@ __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Compile
            "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
            "framework", "get_flags", "global_scope", "gradients", "in_dygraph_mode", "initializer", "io",
            "is_compiled_with_cuda", "layers", "load", "load_program_state", "memory_optimize", "metrics", "nets",
-           "optimizer", "program_guard", "regularizer", "release_memory", "require_version", "save", "scope_guard",
-           "set_flags", "set_program_state", "transpiler", "unique_name"]
+           "optimizer", "profiler", "program_guard", "regularizer", "release_memory", "require_version", "save",
+           "scope_guard", "set_flags", "set_program_state", "transpiler", "unique_name"]

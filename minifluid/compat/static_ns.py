@@ -15,8 +15,9 @@ __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Compile
            "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
            "framework", "get_flags", "global_scope", "gradients", "in_dygraph_mode", "initializer", "io",
            "is_compiled_with_cuda", "layers", "load", "load_inference_model", "load_program_state", "memory_optimize",
-           "metrics", "nets", "optimizer", "program_guard", "regularizer", "release_memory", "require_version", "save",
-           "save_inference_model", "scope_guard", "set_flags", "set_program_state", "transpiler", "unique_name"]
+           "metrics", "nets", "optimizer", "profiler", "program_guard", "regularizer", "release_memory",
+           "require_version", "save", "save_inference_model", "scope_guard", "set_flags", "set_program_state",
+           "transpiler", "unique_name"]
 
 
 def data(name, shape, dtype=None, lod_level=0):
