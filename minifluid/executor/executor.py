@@ -272,6 +272,7 @@ def _freeing(step, dead):
         for name in dead:
             env.pop(name, None)
             lods.pop(name, None)
+    run.op_type = step.op_type  # the profiler's name for it (timing.py)
     return run
 
 
