@@ -40,9 +40,10 @@ import numpy as np
 
 from ..errors import FEEDING_ERRORS
 from ..framework.program import Program, default_main_program
-from ..lod_tensor import LoDTensor, float_friendly
+from ..lod_tensor import LoDTensor, LoDTensorArray, float_friendly
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
+from ..ops.tensor_array import TensorArray
 from ..places import CPUPlace
 from . import timing as _timing
 from .context import ExecutionContext, Frame, current_frame
@@ -310,6 +311,12 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
         keep = set(feed_names) | set(fetch_list_names) | {name for op in block.ops if op.type in FEED_FETCH_OPS
                                                            for name in op.input_arg_names + op.output_arg_names}
         steps = [_freeing(step, dead) if dead else step for step, dead in zip(steps, _dead_after(block, ops, keep))]
+    arrays = [name for name, var in block.vars.items() if var.type == "LOD_TENSOR_ARRAY" and not var.persistable]
+    if arrays:  # each run of a block starts its tensor arrays empty (ops/tensor_array.py)
+        def start_arrays(env, lods):
+            for name in arrays:
+                env[name] = TensorArray()
+        steps.insert(0, start_arrays)
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
@@ -400,6 +407,11 @@ def _fetch_value(env, lods, name, copy, return_numpy):
     value = env.get(name)
     if value is None:
         return None
+    if isinstance(value, TensorArray):  # fluid's LoDTensorArray: a list of arrays (return_numpy) or LoDTensors
+        entries = [(None, None) if e is None else e for e in value]
+        if return_numpy:
+            return [v for v, _ in entries]
+        return LoDTensorArray(LoDTensor(v, lod) for v, lod in entries)
     if copy:
         value = value.copy()
     lod = lods.get(name)

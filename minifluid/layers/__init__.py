@@ -3,6 +3,7 @@ from . import device
 from .device import get_places
 from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
+from .control_flow import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
 from .metric_op import *  # noqa: F401,F403
@@ -23,7 +24,8 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "LayerHelper", "Print", "abs", "accuracy", "argmax", "argmin", "argsort", "assign", "atan", "auc",
+    "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "array_length", "array_read", "array_write",
+    "cond", "create_array", "is_empty", "tensor_array_to_tensor", "abs", "accuracy", "argmax", "argmin", "argsort", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "brelu", "cast", "ceil", "clip", "clip_by_norm", "concat", "conv2d",
     "conv2d_transpose", "cos", "create_global_var", "create_py_reader_by_data", "create_tensor", "cross_entropy",
     "data", "double_buffer", "dropout", "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min",
