@@ -41,10 +41,12 @@ import numpy as np
 from ..errors import FEEDING_ERRORS
 from .._malloc import keep_freed_memory
 from ..framework.program import Program, default_main_program
-from ..lod_tensor import LoDTensor, float_friendly
+from ..lod_tensor import LoDTensor, LoDTensorArray, float_friendly
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
+from ..ops.tensor_array import TensorArray
 from ..places import CPUPlace
+from . import timing as _timing
 from .context import ExecutionContext, Frame, current_frame
 from .feed_fetch import (FeedSpec, feed_into, fetch_names, forget_lod, lod_feed_names, normalize_feed,
                          warn_unknown_feed)
@@ -113,7 +115,9 @@ def compile_ops(ops, to_device=None, lod_names=None, lod_free=None):
     for op in ops:
         spec = get_op_spec(op.type)
         shared = _lod_sources(op, spec, carriers)
-        steps.append(_compile_op(op, to_device, shared))
+        step = _compile_op(op, to_device, shared)
+        step.op_type = op.type  # what the profiler's table calls it (NOTE [ Profiling op steps ] in timing.py)
+        steps.append(step)
         if carriers is not None:
             # a reader's outputs (produces_lod) carry LoD as their variables' lod_level declares
             carriers.update(op.output_arg_names if spec.context else (o for o, _ in shared))
@@ -270,6 +274,7 @@ def _freeing(step, dead):
         for name in dead:
             env.pop(name, None)
             lods.pop(name, None)
+    run.op_type = step.op_type  # the profiler's name for it (timing.py)
     return run
 
 
@@ -307,6 +312,12 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
         keep = set(feed_names) | set(fetch_list_names) | {name for op in block.ops if op.type in FEED_FETCH_OPS
                                                            for name in op.input_arg_names + op.output_arg_names}
         steps = [_freeing(step, dead) if dead else step for step, dead in zip(steps, _dead_after(block, ops, keep))]
+    arrays = [name for name, var in block.vars.items() if var.type == "LOD_TENSOR_ARRAY" and not var.persistable]
+    if arrays:  # each run of a block starts its tensor arrays empty (ops/tensor_array.py)
+        def start_arrays(env, lods):
+            for name in arrays:
+                env[name] = TensorArray()
+        steps.insert(0, start_arrays)
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
@@ -389,7 +400,7 @@ class Executor:
         if lods:  # a LoD an earlier run (another plan) left where this plan writes none
             for name in plan.lod_free.intersection(lods):
                 forget_lod(lods, name)
-        for step in plan.steps:
+        for step in plan.steps if _timing.recorder is None else _timing.recorder.timed(plan.steps):
             step(env, lods)
         return [_fetch_value(env, lods, name, copy, return_numpy) for name, copy in plan.fetches]
 
@@ -398,6 +409,11 @@ def _fetch_value(env, lods, name, copy, return_numpy):
     value = env.get(name)
     if value is None:
         return None
+    if isinstance(value, TensorArray):  # fluid's LoDTensorArray: a list of arrays (return_numpy) or LoDTensors
+        entries = [(None, None) if e is None else e for e in value]
+        if return_numpy:
+            return [v for v, _ in entries]
+        return LoDTensorArray(LoDTensor(v, lod) for v, lod in entries)
     if copy:
         value = value.copy()
     lod = lods.get(name)

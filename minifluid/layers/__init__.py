@@ -3,6 +3,7 @@ from . import device
 from .device import get_places
 from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
+from .control_flow import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
 from .metric_op import *  # noqa: F401,F403
@@ -11,6 +12,8 @@ from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
+from .sequence import *  # noqa: F401,F403
+from .sequence import __all__ as _sequence_all
 from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,
                                       natural_exp_decay, piecewise_decay)
 from .math_op_patch import monkey_patch_variable
@@ -23,7 +26,9 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "LayerHelper", "Print", "abs", "accuracy", "adaptive_pool2d", "argmax", "argmin", "argsort", "assign", "atan", "auc",
+    "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "array_length", "array_read", "array_write",
+    "cond", "create_array", "is_empty", "tensor_array_to_tensor", "abs", "accuracy", "adaptive_pool2d", "argmax",
+    "argmin", "argsort", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "brelu", "cast", "ceil", "clip", "clip_by_norm", "concat", "conv2d",
     "conv2d_transpose", "cos", "create_global_var", "create_py_reader_by_data", "create_tensor", "cross_entropy",
     "data", "double_buffer", "dropout", "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min",
@@ -41,5 +46,7 @@ __all__ = [
     "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "tanh", "tanh_shrink", "thresholded_relu",
     "topk", "transpose", "uniform_random", "unsqueeze", "unstack", "zeros",
 ]
+
+__all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had
