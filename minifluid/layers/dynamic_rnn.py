@@ -12,7 +12,7 @@ from ..framework import unique_name
 from ..framework.variable import Variable, VarType
 from .activation import check_variable_and_dtype
 from .compare import less_than
-from .control_flow import While, _check_type, array_read, array_write, create_array
+from .control_flow import While, _check_type, array_read, array_write, create_array, in_parent_block
 from .helper import LayerHelper
 from .manip import fill_constant_batch_size_like, increment
 from .tensor import fill_constant
@@ -104,15 +104,8 @@ class DynamicRNN:
         if self.status != DynamicRNN.IN_RNN:
             raise ValueError(f"{method} can only be invoked inside rnn block.")
 
-    @contextlib.contextmanager
     def _in_parent(self):
-        program = self.helper.main_program
-        inner = program.current_block_idx
-        program.current_block_idx = program.current_block().parent_idx
-        try:
-            yield
-        finally:
-            program.current_block_idx = inner
+        return in_parent_block(self.helper.main_program)
 
     def step_input(self, x, level=0):
         self._assert_in_rnn_block_("step_input")
