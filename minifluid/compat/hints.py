@@ -208,7 +208,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "name_scope device_guard",
         "paddle.static": "name_scope device_guard"},
     "devices and runtime settings": {
-        "paddle.fluid": "get_flags set_flags profiler install_check ComplexVariable",
+        "paddle.fluid": "install_check ComplexVariable",
         "paddle.static": "xpu_places",
         "paddle": """XPUPlace is_compiled_with_xpu get_device get_cudnn_version set_printoptions"""},
 }
