@@ -28,8 +28,7 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
 
 __all__ = [
     "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "adaptive_pool2d",
-    "argmax",
-    "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
+    "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "cast", "ceil", "clip",
     "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "create_array", "create_global_var",
     "create_py_reader_by_data", "create_tensor", "cross_entropy", "data", "double_buffer", "dropout",
