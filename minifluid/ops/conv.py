@@ -199,4 +199,4 @@ for _conv in ("conv2d", "depthwise_conv2d"):
     register_op(_conv, inputs=("Input", "Filter", "Bias", "ResidualData"), outputs=("Output",), attrs=_CONV_ATTRS,
                 optional=("Bias", "ResidualData"), no_grad_inputs=("Bias", "ResidualData"),
                 infer_shape=_conv_infer)(_conv2d_forward)
-    register_grad(_conv)(_conv2d_backward)
+    register_grad(_conv, reads=("Input", "Filter"))(_conv2d_backward)

@@ -95,7 +95,7 @@ def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     return y, mean_out, var_out, mu, inv, None
 
 
-@register_grad("batch_norm")
+@register_grad("batch_norm", reads=("X", "Scale", "Bias", "Mean", "Variance", "SavedMean", "SavedVariance"))
 def _batch_norm_backward(attrs, ins, outs, douts, need):
     x, scale = ins[0], ins[1]
     cv = ChannelView(x, _bn_c_axis(x, attrs["data_layout"]))
