@@ -32,6 +32,11 @@ still in the core's cache instead of a round trip of the whole matrix through me
 128 in ResNet-20's first stage). Measured single-threaded on ResNet-20's 3x3 convs, batch 128:
 im2col + GEMM 27.9 -> 19.3 ms (16 channels, 32x32), 17.1 -> 13.9 ms (32, 16x16), 13.3 -> 10.1 ms
 (64, 8x8) with 1.2 MB chunks; the scratch buffers shrink from the whole matrix to one chunk.
+Those small chunks are taken when OpenBLAS runs one thread (_blas.py tells ``use_blas_threads``; a
+feeding thread caps it at one on two cores). With several BLAS threads every GEMM call wakes the other
+threads and waits for them, which on a loaded machine means waiting for a time slice per call: on this
+2-core VM at load 11, 64 calls of 1.2 MB took 8x as long as one call over the whole matrix, so then
+chunks are 32 MiB (a few calls per conv).
 """
 import threading
 
@@ -99,7 +104,15 @@ def nhwc_shape(shape, fmt):
 
 # --- workspaces -----------------------------------------------------------------------------------
 _local = threading.local()
-CHUNK_BYTES = 5 << 18  # 1.25 MiB: about a core's L2 cache (NOTE [ im2col in chunks ])
+CHUNK_BYTES = 5 << 18  # 1.25 MiB: about a core's L2 cache, with one BLAS thread (NOTE [ im2col in chunks ])
+CHUNK_BYTES_THREADED = 32 << 20  # with several BLAS threads: few GEMM calls
+_chunk_bytes = CHUNK_BYTES_THREADED
+
+
+def use_blas_threads(n):
+    """Size the im2col chunks for an OpenBLAS running ``n`` threads (_blas.py calls this)."""
+    global _chunk_bytes
+    _chunk_bytes = CHUNK_BYTES if n <= 1 else CHUNK_BYTES_THREADED
 
 
 def scratch(role, shape, dtype, xp=np):
@@ -171,13 +184,13 @@ class Geometry:
 
     def im2col_chunks(self, x4, role="cols"):
         """``(lo, hi, matrix)`` per chunk of images [lo, hi) of NHWC ``x4``: the chunk's im2col matrix,
-        [(hi - lo)*OH*OW, kh*kw*C], in a scratch buffer of about CHUNK_BYTES (NOTE [ im2col in chunks ])."""
+        [(hi - lo)*OH*OW, kh*kw*C], in a scratch buffer of about one chunk (NOTE [ im2col in chunks ])."""
         n, c = x4.shape[0], x4.shape[3]
         if self.k == (1, 1) and not any(self.pads) and self.s == (1, 1) and x4.flags.c_contiguous:
             yield 0, n, x4.reshape(-1, c)  # the input is its own im2col matrix: no copy to chunk
             return
         per_image = self.out[0] * self.out[1] * self.k[0] * self.k[1] * c * x4.dtype.itemsize
-        step = max(1, CHUNK_BYTES // max(per_image, 1))
+        step = max(1, _chunk_bytes // max(per_image, 1))
         for lo in range(0, n, step):
             hi = min(n, lo + step)
             yield lo, hi, self.im2col(x4[lo:hi], role)
