@@ -1,5 +1,6 @@
 """``fluid.core``: the names legacy code imports from the C++ core, backed by Python objects."""
 from .errors import EOFException
+from .flags import registry as globals  # noqa: A001 - fluid's core.globals()
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
 from .framework.variable import VarType
@@ -12,7 +13,7 @@ EnforceNotMet = RuntimeError
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
            "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "VarDesc",
-           "create_paddle_predictor", "get_cuda_device_count", "is_compiled_with_cuda"]
+           "create_paddle_predictor", "get_cuda_device_count", "globals", "is_compiled_with_cuda"]
 
 
 class VarDesc:
