@@ -69,7 +69,8 @@ class Vocabulary(dict):
             if len(claimed):
                 new, first = np.unique(slots[claimed], return_index=True)
                 rows = claimed[first] + at
-                self._ids[new] = [self[blob[a:a + k]] + 1 for a, k in zip(starts[rows].tolist(), lengths[rows].tolist())]
+                words = zip(starts[rows].tolist(), lengths[rows].tolist())
+                self._ids[new] = [self[blob[a:a + k]] + 1 for a, k in words]
             out[at:at + len(slots)] = self._ids[slots] - 1
         return out
 
