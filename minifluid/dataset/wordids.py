@@ -17,11 +17,10 @@ import numpy as np
 __all__ = ['Vocabulary', 'word_ids']
 
 _PUNCTUATION = string.punctuation.encode()
-_SPACE = np.zeros(256, bool)
-_SPACE[list(b' \t\n\r\x0b\x0c')] = True  # what bytes.split() splits on
+_IN_WORD = bytes(c not in b' \t\n\r\x0b\x0c' for c in range(256))  # 0 where bytes.split() splits
 _MASK = np.array([(1 << 8 * k) - 1 for k in range(8)] + [(1 << 64) - 1], np.uint64)  # the low k bytes
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
-_PROBE_BATCH = 1 << 16
+_PROBE_BATCH = 1 << 14
 
 
 class Vocabulary(dict):
@@ -31,7 +30,7 @@ class Vocabulary(dict):
     def __init__(self):
         super().__init__()
         self.words = []
-        self._keys, self._ids = np.zeros(1 << 18, np.uint64), np.zeros(1 << 18, np.int64)
+        self._keys, self._ids = np.zeros(1 << 16, np.uint64), np.zeros(1 << 16, np.int32)
 
     def __missing__(self, word):
         self[word] = len(self.words)
@@ -41,8 +40,9 @@ class Vocabulary(dict):
     def _slots(self, keys):
         """The table slot of each (nonzero) key, claiming a free slot for a key not yet there."""
         table, bits = self._keys, len(self._keys).bit_length() - 1
-        slots = ((keys * _GOLDEN) >> np.uint64(64 - bits)).astype(np.int64)
-        out, todo = np.empty(len(keys), np.int64), np.arange(len(keys))
+        out = ((keys * _GOLDEN) >> np.uint64(64 - bits)).astype(np.int64)
+        todo = np.flatnonzero(table[out] != keys)  # most keys are in the table at their first slot
+        keys, slots = keys[todo], out[todo]
         while len(todo):  # equal keys probe in lockstep, so they always meet in one slot
             free = table[slots] == 0
             table[slots[free]] = keys[free]  # among keys racing for a free slot, one wins
@@ -54,24 +54,26 @@ class Vocabulary(dict):
     def _grow(self):
         held = np.flatnonzero(self._keys)
         keys, ids = self._keys[held], self._ids[held]
-        self._keys, self._ids = np.zeros(4 * len(self._keys), np.uint64), np.zeros(4 * len(self._keys), np.int64)
+        self._keys, self._ids = np.zeros(2 * len(self._keys), np.uint64), np.zeros(2 * len(self._keys), np.int32)
         self._ids[self._slots(keys)] = ids
 
     def short_ids(self, keys, blob, starts, lengths):
         """Ids of the words of up to 8 bytes at ``blob[starts:starts + lengths]``, given their keys; only
         the words new to the table are sliced out and looked up."""
-        out = np.empty(len(keys), np.int64)
+        out = np.empty(len(keys), np.int32)
         for at in range(0, len(keys), _PROBE_BATCH):
-            if 2 * (len(self.words) + _PROBE_BATCH) > len(self._keys):  # at most half full
+            while 2 * (len(self.words) + _PROBE_BATCH) > len(self._keys):  # at most half full
                 self._grow()
             slots = self._slots(keys[at:at + _PROBE_BATCH])
-            claimed = np.flatnonzero(self._ids[slots] == 0)  # ids are stored + 1: 0 is a slot claimed just now
+            ids = self._ids[slots]
+            claimed = np.flatnonzero(ids == 0)  # ids are stored + 1: 0 is a slot claimed just now
             if len(claimed):
                 new, first = np.unique(slots[claimed], return_index=True)
                 rows = claimed[first] + at
                 words = zip(starts[rows].tolist(), lengths[rows].tolist())
                 self._ids[new] = [self[blob[a:a + k]] + 1 for a, k in words]
-            out[at:at + len(slots)] = self._ids[slots] - 1
+                ids[claimed] = self._ids[slots[claimed]]
+            out[at:at + len(slots)] = ids - 1
         return out
 
 
@@ -96,9 +98,9 @@ def word_ids(docs, vocab):
         return [np.array([vocab[w] for w in text.split()], np.int32) for text in texts]
     n = len(blob)
     buf = np.frombuffer(blob + bytes(8), np.uint8)
-    in_word = ~_SPACE[buf[:n]]
-    edges = np.flatnonzero(in_word[1:] != in_word[:-1]) + 1  # start, end, start, end ... (blob ends in a space)
-    starts, lengths = edges[0::2], edges[1::2] - edges[0::2]
+    in_word = np.frombuffer(blob.translate(_IN_WORD), bool)  # blob starts and ends with a space
+    starts = np.flatnonzero(in_word[1:] > in_word[:-1]) + 1
+    lengths = np.flatnonzero(in_word[1:] < in_word[:-1]) + 1 - starts
     words8 = np.ndarray((n + 1,), '<u8', buf, 0, (1,))  # words8[i]: the 8 bytes from byte i on
     keys = words8[starts] & _MASK[np.minimum(lengths, 8)]
     ids = np.empty(len(starts), np.int32)

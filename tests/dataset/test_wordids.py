@@ -49,7 +49,7 @@ def test_same_words_as_fluids_tokenising(nul):
 def test_table_grows_and_probes_past_collisions(monkeypatch):
     monkeypatch.setattr(wordids, '_PROBE_BATCH', 64)
     vocab = wordids.Vocabulary()
-    vocab._keys, vocab._ids = np.zeros(128, np.uint64), np.zeros(128, np.int64)  # a tiny table: many collisions
+    vocab._keys, vocab._ids = np.zeros(128, np.uint64), np.zeros(128, np.int32)  # a tiny table: many collisions
     rng = random.Random(7)
     letters = string.ascii_lowercase.encode()
     words = sorted({bytes(rng.choice(letters) for _ in range(rng.randint(1, 8))) for _ in range(3000)})
