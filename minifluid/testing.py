@@ -134,7 +134,8 @@ def _forward(spec, attrs, inputs, produced, reference, atol, rtol, lods=None, ou
             expected = {n: lod for slot, lod in (output_lods or {}).items() for n in outs[slot][:1]}
             _check_lods(spec.type, names, results, expected)
             results = [np.asarray(r) for r in results]
-        _check_inferred(spec.type, prog.global_block(), names, results, batch_unknown)
+        # a context (LoD) op's output rows follow the LoD: unknown (-1) while building, as in fluid
+        _check_inferred(spec.type, prog.global_block(), names, results, batch_unknown or spec.context)
     it = iter(results)
     for slot, value in produced.items():
         got = [next(it) for _ in _listify(value, slot in spec.duplicable)]

@@ -25,6 +25,17 @@ Finishing issue 15 raises it by 400 to 15,300: fluid 1.8's remaining dataset fun
 fetch, common.fetch_all, uci_housing.fluid_model / feature_range, image.batch_images_from_tar, mnist's
 reader_creator, imikolov.word_count; about 140 lines) and the vectorised tokeniser and tar walker that make
 a full pass over imdb's real-size archive cost a few seconds, when the package was at 14,851.
+Control flow (issue 19) raises it by 1,500 to 16,800: its first part (tensor arrays, while and
+conditional_block with their gradient blocks, While, cond, IfElse, Switch, StaticRNN) came to about
+750 code lines when the package was at 14,849; DynamicRNN with its LoD rank-table ops and beam search
+take the rest.
+LoD through the graph and the sequence ops (issue 16, first half) raise it by 700 to 17,500: about 620 code
+lines (sequence ops 450 with their layers 125, fluid.embedding, create_random_int_lodtensor, the plan's LoD
+tracking) when the package was at 15,025 (16,800 with control flow).
+The rest of issue 17 raises it by 500 to 18,000 (with control flow's 1,500 and the LoD ops' 700):
+fluid.set_flags / get_flags (84 lines) and fluid.profiler with its op-step timing (149) came to 233 when
+the package was at 15,268 of 15,300; about 270 more are for the InferenceTranspiler's batch-norm folding
+and fluid.average.
 """
 import ast
 import io
@@ -35,7 +46,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 15_300
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_000
 
 
 def code_lines(path):

@@ -28,10 +28,6 @@ REPLACEMENTS = {
     "paddle.fluid.dygraph.disable_imperative": "fluid.dygraph.disable_dygraph()",
     "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.static.append_backward": "fluid.backward.append_backward(loss)",
-    "paddle.fluid.embedding": "fluid.layers.embedding(input, size) (its ids carry a trailing dimension of 1)",
-    "paddle.fluid.create_random_int_lodtensor":
-        "fluid.create_lod_tensor(np.random.randint(low, high, [sum(lengths)] + base_shape), recursive_seq_lens, "
-        "place)",
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
     "paddle.fluid.layers.sum": "fluid.layers.sums(input)",
     "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
@@ -56,19 +52,13 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": """While Switch IfElse StaticRNN DynamicRNN cond case switch_case while_loop array_read
-            array_write array_length create_array is_empty tensor_array_to_tensor
-            reorder_lod_tensor_by_rank""",
+        "paddle.fluid.layers": "case switch_case while_loop",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "sequence (LoD) ops": {
-        "paddle.fluid.layers": """sequence_conv sequence_softmax sequence_pool sequence_concat sequence_first_step
-            sequence_last_step sequence_slice sequence_expand sequence_expand_as sequence_pad sequence_unpad
-            sequence_reshape sequence_scatter sequence_enumerate sequence_mask sequence_reverse lod_reset lod_append
-            im2sequence row_conv add_position_encoding""",
-        "paddle.fluid.nets": "sequence_conv_pool"},
+        "paddle.fluid.layers": "sequence_scatter im2sequence row_conv add_position_encoding"},
     "recurrent layers": {
         "paddle.fluid.layers": """RNNCell GRUCell LSTMCell rnn dynamic_lstm dynamic_lstmp dynamic_gru gru_unit
             lstm_unit lstm""",
@@ -76,7 +66,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
-            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode beam_search beam_search_decode gather_tree
+            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree
             linear_chain_crf crf_decoding chunk_eval ctc_greedy_decoder warpctc edit_distance""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
@@ -164,7 +154,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {
-        "paddle.fluid": "average evaluator",
+        "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
         "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
@@ -218,7 +208,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "name_scope device_guard",
         "paddle.static": "name_scope device_guard"},
     "devices and runtime settings": {
-        "paddle.fluid": "get_flags set_flags profiler install_check ComplexVariable",
+        "paddle.fluid": "install_check ComplexVariable",
         "paddle.static": "xpu_places",
         "paddle": """XPUPlace is_compiled_with_xpu get_device get_cudnn_version set_printoptions"""},
 }

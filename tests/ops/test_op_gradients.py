@@ -10,7 +10,7 @@ from minifluid.ops.registry import registered_ops
 from minifluid.lod_tensor import LoDTensor
 from minifluid.testing import call_grad, call_kernel, check_op
 
-from . import dense_cases
+from . import dense_cases, sequence_cases
 
 rng = np.random.default_rng(1234)
 
@@ -383,9 +383,23 @@ case("dropout", "train-upscale", inputs={"X": normal(10, 20)},
      post=dropout_train_rule(1 / 0.6))
 
 
+# --- row routing of IfElse and cond (ops/control_flow.py) ---------------------------------------------
+_MASK = np.array([[True], [False], [False], [True], [False]])
+case("split_lod_tensor", inputs={"X": normal(5, 3), "Mask": _MASK},
+     reference=lambda X, Mask: (X[Mask[:, 0]], X[~Mask[:, 0]]))
+case("merge_lod_tensor", inputs={"X": _MASK, "Mask": _MASK, "InTrue": normal(2, 3), "InFalse": normal(3, 3)},
+     reference=lambda X, Mask, InTrue, InFalse: np.stack([InTrue[0], InFalse[0], InFalse[1], InTrue[1], InFalse[2]]))
+case("select_input", inputs={"X": [normal(2, 3), normal(2, 3)], "Mask": np.array([1], "int32")},
+     reference=lambda X, Mask: X[1])
+
+
 # --- the tests ----------------------------------------------------------------------------------------
-CASES += dense_cases.CASES
-COVERED = {p.values[0] for p in CASES}
+CASES += dense_cases.CASES + sequence_cases.CASES
+# ops whose inputs check_op cannot build (a LoD rank table), their gradients checked against the same
+# computation written out by hand in the file named
+GRADIENTS_CHECKED_ELSEWHERE = dict.fromkeys(("lod_tensor_to_array", "shrink_rnn_memory", "reorder_lod_tensor_by_rank"),
+                                            "tests/control_flow/test_dynamic_rnn.py")
+COVERED = {p.values[0] for p in CASES} | set(GRADIENTS_CHECKED_ELSEWHERE)
 FORWARD_OPS = {name: spec for name, spec in registered_ops().items() if spec.forward is None}
 
 
