@@ -154,7 +154,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {
-        "paddle.fluid": "average evaluator",
+        "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
         "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
