@@ -19,8 +19,9 @@ output pixel (oh, ow) and tap (i, j) read padded[oh*sh + i*dh, ow*sw + j*dw]. ``
 adds per-tap gradients back with one strided slice-add per tap (kh*kw numpy calls, never per pixel).
 
 NOTE [ Workspaces ]
-The padded input and the im2col matrix are scratch: large (the first ResNet stage's im2col matrix
-is 75 MB at batch 128), short-lived and the same size every step. Allocating them anew each step
+The padded input and the im2col matrix are scratch: large (up to one chunk of the im2col matrix,
+NOTE [ im2col in chunks ]; the whole matrix of the first ResNet stage is 75 MB at batch 128),
+short-lived and the same size every step. Allocating them anew each step
 costs page faults on memory the kernel then zero-fills; ``scratch`` instead hands out a per-thread
 buffer per role that grows to the largest size asked and is reused. A scratch array never leaves the
 kernel that asked for it (no output is a view of one), so reuse cannot alias a result.
