@@ -20,6 +20,7 @@ RUN_TO_THE_END = [
     "test_fit_a_line_new_api.py",
     "test_image_classification_resnet_new_api.py",
     "test_image_classification_vgg_new_api.py",
+    "test_understand_sentiment_dynamic_rnn_new_api.py",
 ]
 
 
