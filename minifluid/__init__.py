@@ -21,6 +21,10 @@ from .framework import (Program, Variable, default_main_program, default_startup
                         unique_name)
 from .framework.variable import Parameter
 from .layers.io import data
+from .data import py_reader as _py_reader
+for _module in (layers, layers.io):  # fluid.layers(.io).py_reader: built in data/py_reader.py, above both sides
+    _module.py_reader, _module.create_py_reader_by_data = _py_reader.py_reader, _py_reader.create_py_reader_by_data
+del _module
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
 from .reader import batch
 from .program_state import load, load_program_state, save, set_program_state

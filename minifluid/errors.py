@@ -15,7 +15,8 @@ import sys
 import traceback
 
 __all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError", "FeedConversionError",
-           "ConversionFailed", "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE"]
+           "ReaderTimeoutError", "LoaderStateError", "ConcurrentReadError", "FEEDING_ERRORS", "ConversionFailed",
+           "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE", "CONCURRENT_READ_MESSAGE"]
 
 QUEUE_KILLED_MESSAGE = "Blocking queue is killed because the data reader raises an exception."
 
@@ -37,10 +38,33 @@ class WorkerDiedError(ReaderKilledError):
     """A worker process died without reporting (killed by a signal, segfault, os._exit)."""
 
 
+class ReaderTimeoutError(ReaderKilledError):
+    """No batch arrived within the loader's ``timeout``; a SystemError like fluid's queue-killed error."""
+
+
 class FeedConversionError(ReaderKilledError):
     """The reader ran fine, but what it gave could not be converted to the feed variables' tensors;
     ``__cause__`` (a TypeError or ValueError) names the variable, the sample or field, what was
     expected and what came."""
+
+
+class LoaderStateError(RuntimeError):
+    """The loader cannot give a batch in its state now (not started; being read by another thread)."""
+
+
+CONCURRENT_READ_MESSAGE = (
+    "This DataLoader is already being read by thread {!r}: a loader hands out one epoch's batches to one reader at "
+    "a time (two threads would each get an unpredictable share, out of order). Give each thread its own "
+    "DataLoader, or read in one thread and hand the batches on.")
+
+
+class ConcurrentReadError(LoaderStateError):
+    """A second thread tried to read a loader while another one reads it (``CONCURRENT_READ_MESSAGE``)."""
+
+
+FEEDING_ERRORS = (EOFException, ReaderKilledError, LoaderStateError)
+"""What a loader raises through ``exe.run`` as it is: the executor adds no operator note to these (the
+``read`` op is not what failed)."""
 
 
 class ConversionFailed(Exception):

@@ -56,6 +56,16 @@ def test_ops_and_the_op_checker_stay_below_the_runtime():
     assert "data" not in set(g.successors("testing")), "minifluid.testing must not import the feeding runtime"
 
 
+def test_layers_io_keeps_no_hook_that_the_feeding_runtime_must_fill_first():
+    """layers/io.py builds graphs on its own: no module state a later import has to set (it had a reader
+    runtime factory that minifluid.data.loader installed when imported); py_reader lives with the runtime."""
+    tree = ast.parse((PACKAGE / "layers" / "io.py").read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Global)]
+    import minifluid
+    from minifluid.data import py_reader
+    assert minifluid.layers.py_reader is minifluid.layers.io.py_reader is py_reader.py_reader
+
+
 def test_importing_minifluid_does_not_import_networkx():
     """networkx takes a good part of a second to import; only programs with sub-blocks need it."""
     out = subprocess.run([sys.executable, "-c", "import sys, minifluid; print('networkx' in sys.modules)"],

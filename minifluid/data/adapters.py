@@ -141,10 +141,13 @@ class _BatchGeneratorBatches:
     holds up to ``capacity`` batches, so holding references would hand out the last contents many
     times over. Each batch is therefore copied as the reader gives it, in the producer thread, as
     fluid's push copies into a LoDTensor; a worker process (``deferred()``) copies it into shared memory
-    instead, which is the same guarantee for the same one copy. Proving an array is never reused would
-    need reference counts (unsound for views, and versions of CPython count differently), and the copy
-    costs ~7 us per 200 KB batch, off the consumer's thread (``batch_copy_us_per_batch`` in
-    tools/bench_loader.py).
+    instead, which is the same guarantee for the same one copy. Proving that nothing writes to an
+    array later would rest on reference counts (of the array, its container, every view), which
+    depend on how each CPython version counts; a wrong proof is silent corruption. The cost is one more
+    pass over the batch's bytes in the producer thread (``batch_copy_us_per_batch`` in
+    tools/bench_loader.py: 7 us for a 200 KB batch in cache, 50-115 us from memory on the shared 2-vCPU
+    VM), which a model that reads its batch once pays again; readers that make fresh arrays lose the
+    same as readers that reuse one.
     """
 
     def __init__(self, reader, names):

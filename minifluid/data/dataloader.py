@@ -5,26 +5,23 @@ NOTE [ DatasetLoader: one epoch, one batch source ]
   thread (so ``np.random.seed`` decides a shuffled order), and one *batch source* is opened: an
   iterator of batches (lists of ndarrays, one per field) with ``close()``. Epoch iterators are
   independent of each other.
-* Sources, picked in ``DatasetLoader._open_source`` only:
+* Sources, picked by ``worker.open_batch_source`` (the transport choice of both loaders):
   ``num_workers=0, use_buffer_reader=False``: a generator; fetch + collate in the consumer's thread,
   and an error is raised as it is (no boundary was crossed).
-  ``num_workers=0, use_buffer_reader=True``: ``_ThreadSource``; the daemon thread
-  ``minifluid-dataset-loader`` runs ``_buffer_loop``, pushing batches into a ``BlockingQueue``
-  (``prefetch_factor`` batches per place) that it closes at the end, or kills with the ``ExceptionWrapper``.
+  ``num_workers=0, use_buffer_reader=True``: a ``loops.ThreadSource``; the daemon thread
+  ``minifluid-dataset-loader`` pushes batches into a ``BlockingQueue`` (``prefetch_factor`` batches per
+  place) that it closes at the end, or kills with the ``ExceptionWrapper``.
   ``num_workers>0``: ``ProcessPoolBatchSource`` (data/worker.py): forked workers run ``_MapFetcher``
   and batches come back in order through shared memory. An IterableDataset is iterated by each of the
   workers (``ProcessBatchSource``), which split it by ``get_worker_info()``; batches come round-robin.
 * Errors: a thread or worker failure reaches the consumer as ``ReaderKilledError`` (fluid's
   "Blocking queue is killed ..." SystemError) with the original exception as ``__cause__``.
-* Shutdown: a source is closed at the end of data, on any error out of ``next``, by ``close()``, and by
-  a ``weakref.finalize`` when its epoch iterator is garbage-collected (a ``break``) or at exit. Closing
-  the thread source closes its queue (the thread's blocked or next push returns False, and it ends)
-  and joins the thread unless it is inside ``__getitem__`` (``loops.QueueFeeder``): user code is never
-  waited for; it finishes in the background and its next push is refused.
+* Shutdown: the epoch iterator is a ``loops.EpochIterator`` (NOTE [ Feeding: topology and shutdown ] in
+  loops.py): its source is closed at the end of data, on any error out of ``next``, by ``close()``, and
+  when it is garbage-collected (a ``break``); the thread is joined, a ``__getitem__`` in progress finished.
 """
 import functools
 import itertools
-import weakref
 
 import numpy as np
 
@@ -32,10 +29,8 @@ from minifluid.data.collate import (default_collate_deferred, default_collate_fn
                                    describe_samples, flatten_batch, restore_batch)
 from minifluid.data.dataset import BatchSampler, IterableDataset, RandomSampler, SequenceSampler
 from minifluid.data.feeder import DeferredField
-from minifluid.data.loops import QueueFeeder, StallWatch, creation_site, wait_seconds
-from minifluid.data.queue import END_OF_DATA, NOTHING, BlockingQueue, QueueTimeout
-from minifluid.data.worker import ProcessBatchSource, ProcessPoolBatchSource, ReaderTimeoutError
-from minifluid.errors import QUEUE_KILLED_MESSAGE
+from minifluid.data.loops import EpochIterator, StallWatch, ThreadSource, creation_site, wait_seconds
+from minifluid.data.worker import open_batch_source
 from minifluid.framework import dygraph_mode
 from minifluid.lod_tensor import LoDTensor
 from minifluid.places import CPUPlace, non_empty_places
@@ -109,80 +104,38 @@ def _iterable_batches(dataset, batch_size, drop_last, collate_fn):
         start += len(samples)
 
 
-# --- the loader thread ----------------------------------------------------------------------------
-def _stop_thread(feeder):
-    feeder.close()  # a blocked or later push returns False; a __getitem__ in progress is not waited for
-    while feeder.queue.try_pop() is not NOTHING:  # drop what was read ahead, so its memory goes now
-        pass
-
-
-class _ThreadSource:
-    """Batches read ahead by the loader thread (NOTE [ DatasetLoader: one epoch, one batch source ])."""
-
-    def __init__(self, batches, capacity, timeout, stall=None):
-        self._timeout, self._stall = timeout, stall
-        self._batch_queue = BlockingQueue(capacity)
-        self._feeder = QueueFeeder(batches, self._batch_queue, THREAD_NAME)
-        self._closer = weakref.finalize(self, _stop_thread, self._feeder)
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if not self._closer.alive:
-            raise StopIteration
-        try:
-            item = self._batch_queue.pop(self._timeout, None, self._stall)
-        except QueueTimeout:
-            self.close()
-            raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {THREAD_NAME} within "
-                                     f"timeout={self._timeout} s; pass a larger `timeout` (or 0 to wait "
-                                     "forever) if the dataset is just slow.") from None
-        except BaseException:  # ReaderKilledError (chained to the thread's error), Ctrl-C
-            self.close()
-            raise
-        if item is END_OF_DATA:
-            self.close()
-            raise StopIteration
-        return item
-
-    def close(self):
-        self._closer()
+def _close_source(source):
+    """End an epoch's source: stop its thread (waiting for a ``__getitem__`` in progress, at most
+    ``loops.THREAD_JOIN_TIMEOUT``) or workers, and drop what the thread read ahead, so its memory goes now."""
+    if isinstance(source, ThreadSource):
+        source.close(wait_for_reader=True)
+        source.queue.take_ready(source.queue.capacity())
+    else:
+        getattr(source, "close", lambda: None)()
 
 
 # --- the loader -----------------------------------------------------------------------------------
-class _EpochIter:
+class _EpochIter(EpochIterator):
     """One epoch: groups one batch per place and hands them to ``loader._to_output``."""
 
     def __init__(self, loader):
         self._loader = loader
         self._num_places = len(loader.places)
         self._source = loader._open_source()
-        self._closer = weakref.finalize(self, self._source.close)
-
-    def __iter__(self):
-        return self
+        super().__init__(functools.partial(_close_source, self._source))
 
     def __len__(self):
         return len(self._loader)
 
-    def __next__(self):
+    def _step(self):
         batches = []
         try:
             while len(batches) < self._num_places:
                 batches.append(next(self._source))
         except StopIteration:
             if not batches:
-                self.close()
                 raise
-        except BaseException:
-            self.close()
-            raise
         return self._loader._to_output(batches)
-
-    def close(self):
-        """Stop the epoch's thread or workers now (also done at the end, on error and on GC)."""
-        self._closer()
 
     def _worker_pids(self):
         """Pids of this epoch's worker processes (in worker-id order); [] without workers."""
@@ -271,27 +224,25 @@ class DatasetLoader:
         return len(self.batch_sampler) if self.batch_sampler is not None else len(self.dataset)
 
     def _open_source(self):
-        """The one place that picks the transport (NOTE [ DatasetLoader: one epoch, one batch source ])."""
+        """The epoch's batch source (NOTE [ DatasetLoader: one epoch, one batch source ]); the transport is
+        chosen by ``worker.open_batch_source``."""
         capacity = self.prefetch_factor * len(self.places)
+        thread = THREAD_NAME if self.use_buffer_reader and self.num_workers == 0 else None
+        common = {"num_workers": self.num_workers, "thread": thread, "timeout": self.timeout, "stall": self._stall}
+        if self.num_workers > 0:
+            common.update(dataset=self.dataset, worker_init_fn=self.worker_init_fn)
         if self._iterable:
             def batches():
                 return _iterable_batches(self.dataset, self.batch_size, self.drop_last, self.collate_fn)
-            if self.num_workers == 0:
-                return _ThreadSource(batches(), capacity, self.timeout, self._stall) if self.use_buffer_reader \
-                    else batches()
-            return ProcessBatchSource(batches, capacity, self.timeout, num_workers=self.num_workers,
-                                      dataset=self.dataset, worker_init_fn=self.worker_init_fn, stall=self._stall)
+            return open_batch_source(batches, capacity=capacity, **common)
         if self.batch_sampler is not None:
             index_batches, fetch = iter(self.batch_sampler), _MapFetcher(self.dataset, self.collate_fn, True)
         else:
             index_batches = ([i] for i in iter(self._sampler))
             fetch = _MapFetcher(self.dataset, self.collate_fn, False)
         if self.num_workers > 0:
-            return ProcessPoolBatchSource(fetch, index_batches, self.num_workers, timeout=self.timeout,
-                                          capacity=self.prefetch_factor * self.num_workers,
-                                          worker_init_fn=self.worker_init_fn, dataset=self.dataset, stall=self._stall)
-        batches = (fetch(indices) for indices in index_batches)
-        return _ThreadSource(batches, capacity, self.timeout, self._stall) if self.use_buffer_reader else batches
+            capacity = self.prefetch_factor * self.num_workers
+        return open_batch_source(fetch=fetch, index_batches=index_batches, capacity=capacity, **common)
 
     def _to_output(self, batches):
         """One step's batches (one per place) -> what the user's loop gets. In dygraph mode (REFERENCE

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ..executor.feed_fetch import feed_into, fetch_names
+from ..executor.feed_fetch import feed_into, fetch_names, lod_feed_names
 from ..executor.scope import global_scope
 from ..framework.program import default_main_program
 from .dataset_feed import DatasetBatches, batch_samples
@@ -51,7 +51,7 @@ class _OpTimes:
 
     def run(self, exe, program, feed, fetches, scope):
         """``exe.run(program, feed, fetches, scope, return_numpy=False)`` with every op timed."""
-        plan = exe._plan(program, tuple(feed), tuple(fetches))
+        plan = exe._plan(program, tuple(feed), tuple(fetches), 0, lod_feed_names(feed))
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
         timed = copy.copy(plan)
         timed.steps = [self._timed(step, i) for i, step in enumerate(plan.steps)]

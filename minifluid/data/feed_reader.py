@@ -7,62 +7,39 @@ the per-epoch diagnosis counters and the read op's need_check_feed checks (REFER
 import threading
 import time
 from collections import deque
+from types import SimpleNamespace
 
-from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ReaderKilledError
+from ..errors import (CONCURRENT_READ_MESSAGE, QUEUE_KILLED_MESSAGE, ConcurrentReadError, EOFException,
+                      LoaderStateError, ReaderKilledError, ReaderTimeoutError)
+from ..executor.feed_fetch import FeedSpec
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .diagnosis import EpochStats, publish
 from .queue import END_OF_DATA, QueueTimeout
-from .worker import ReaderTimeoutError
 
 __all__ = ["CONCURRENT_READ_MESSAGE", "ConcurrentReadError", "FeedReader", "NOT_STARTED_MESSAGE",
            "PRODUCER_THREAD_NAME"]
 
 PRODUCER_THREAD_NAME = "minifluid-producer"
 
-class ConcurrentReadError(RuntimeError):
-    """A second thread tried to read a loader while another one reads it (``CONCURRENT_READ_MESSAGE``)."""
-
-
-CONCURRENT_READ_MESSAGE = (
-    "This DataLoader is already being read by thread {!r}: a loader hands out one epoch's batches to one reader at "
-    "a time (two threads would each get an unpredictable share, out of order). Give each thread its own "
-    "DataLoader, or read in one thread and hand the batches on.")
-
 NOT_STARTED_MESSAGE = (
     "The DataLoader feeding this program is not started: call loader.start() before exe.run(), and "
     "loader.reset() after catching fluid.core.EOFException at the end of each epoch.")
 
 
-def _passthrough(err):
-    err._minifluid_passthrough = True  # the executor adds no operator note to these
-    return err
-
-
 def _field_checks(slots):
-    """Per need_check_feed slot: (index, slot, dtype, rank, [(dim, size) fixed in the declaration])."""
-    return [(i, s, s.dtype, len(s.shape), [(d, n) for d, n in enumerate(s.shape) if n >= 0])
-            for i, s in enumerate(slots) if s.need_check]
+    """(index, FeedSpec) of each need_check_feed slot: the read op's checks (REFERENCE J64), by the same
+    FeedSpec as ``exe.run(feed=...)``'s."""
+    return [(i, FeedSpec(SimpleNamespace(name=s.name, shape=s.shape, dtype=s.dtype, need_check_feed=True,
+                                         persistable=False), read_op=True))
+            for i, s in enumerate(slots) if s.need_check and s.shape is not None]
 
 
 def _check_fields(batch, checks):
-    """The read op's checks of need_check_feed slots (REFERENCE J64); cheap when they pass."""
-    for i, slot, dtype, rank, fixed in checks:
+    """The read op's checks of need_check_feed slots; cheap when they pass."""
+    for i, spec in checks:
         field = batch[i]
-        array = field._array if isinstance(field, LoDTensor) else field
-        shape = array.shape
-        ok = len(shape) == rank
-        if ok:
-            for d, n in fixed:
-                if shape[d] != n and shape[d] >= 0:
-                    ok = False
-        if not ok:
-            raise ValueError("The fed Variable %s should have dimensions = %d, shape = [%s], but received fed "
-                             "shape [%s]" % (slot.name, rank, ", ".join(map(str, slot.shape)),
-                                             ", ".join(map(str, shape))))
-        if array.dtype != dtype:
-            raise ValueError("The data type of fed Variable %s must be %s, but received %s"
-                             % (slot.name, dtype.name, array.dtype.name))
+        spec.validate(field._array if isinstance(field, LoDTensor) else field)
 
 
 class FeedReader:
@@ -124,23 +101,23 @@ class FeedReader:
         # point ends the wait below with EOF (BlockingQueue.pop), before it, `started` is False
         stage, generation = self._stage, self._generation
         if not self.started and not self.external:
-            raise _passthrough(RuntimeError(NOT_STARTED_MESSAGE))
+            raise LoaderStateError(NOT_STARTED_MESSAGE)
         if not self._reading.acquire(False):
-            raise _passthrough(ConcurrentReadError(CONCURRENT_READ_MESSAGE.format(self._reader_name)))
+            raise ConcurrentReadError(CONCURRENT_READ_MESSAGE.format(self._reader_name))
         try:
             self._reader_name = threading.current_thread().name
             occupancy = stage.occupancy()
             start = time.perf_counter()
             batch = stage.get(generation)
         except QueueTimeout:
-            raise _passthrough(ReaderTimeoutError(
+            raise ReaderTimeoutError(
                 f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {PRODUCER_THREAD_NAME} within timeout="
-                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow.")) \
+                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow.") \
                 from None
         finally:
             self._reading.release()
         if batch is END_OF_DATA:
-            raise _passthrough(EOFException())
+            raise EOFException()
         self.stats.record(start, time.perf_counter(), occupancy)
         if self._slots is not None and len(batch) != len(self._slots):
             raise ValueError(f"{adapters.FIELD_COUNT_MESSAGE} (got {len(batch)} fields for "

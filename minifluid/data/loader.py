@@ -1,48 +1,37 @@
 """DataLoader.from_generator: iterable and non-iterable feeding over a producer thread and a BlockingQueue.
 
-NOTE [ minifluid feeding: queues and shutdown ]
-Topology (one epoch):
+NOTE [ DataLoader.from_generator: epoch, queue and stage ]
+(This loader's part of NOTE [ Feeding: topology and shutdown ] in loops.py.) One epoch:
 
     user generator --adapters.py--> batch reader --transport--> producer thread "minifluid-producer"
         --push--> BlockingQueue(capacity) --stage (prefetch.py)--> FeedReader.read_next / read_round
         --> iterable ``__next__`` (feed dicts) | ``read`` op in exe.run (non-iterable) | CompiledProgram
 
-* Transport (``GeneratorLoader._open_source``, the only place it is chosen): the producer thread
+* Transport (``worker.open_batch_source``, where both loaders choose it): the producer thread
   iterates the batch reader itself (conversion happens in that thread), or, with
   ``use_multiprocess=True``, a ``ProcessBatchSource`` runs it in a forked worker (conversion there,
-  batches back through shared memory). The source is created in the consumer's thread, so a worker
-  is forked from there. On CPU places the consumer then reads the worker's pipe itself
-  (``_WorkerStage``: no producer thread and no BlockingQueue in between; the worker already reads
-  ``capacity`` batches ahead, and a relay thread would trade the GIL with a busy consumer several
-  times per batch). On CUDA places a producer thread relays into the queue, so the CUDA double
-  buffer works as usual. A worker's errors are ReaderKilledErrors already and reach the consumer as
-  they are; ``_WorkerStage`` repeats the error until the epoch is stopped, like a killed queue.
-* Who closes what. The producer thread is the only pusher: at the end of data it closes the queue
-  (the consumer drains, then sees EOF); on any exception it kills the queue with an ExceptionWrapper
-  (the consumer drains the batches made before the failure, then raises ReaderKilledError chained to
-  the original); a worker's ReaderKilledError is forwarded as it is. It always closes its source.
-  The consumer closes the queue to stop the producer early (reset, a new iteration, GC, exit).
-* Shutdown order (``_stop``): (1) close the queue, so a push blocked on a full queue returns False at
-  once (Paddle #22320: joining a producer blocked in push hangs reset); (2) stop the prefetch stage
-  (its own queue first, then join); (3) non-iterable only: ``queue.reset()`` empties and reopens the
+  batches back through shared memory), forked from the consumer's thread. On CPU places the
+  consumer then reads the worker's pipe itself (``_WorkerStage``: no producer thread and no queue in
+  between; the worker already reads ``capacity`` batches ahead, and a relay thread would trade the
+  GIL with a busy consumer several times per batch). On CUDA places a producer thread relays into the
+  queue, so the CUDA double buffer works as usual. ``_WorkerStage`` repeats a worker's error until
+  the epoch is stopped, like a killed queue.
+* The producer is the only pusher and pushes, closes and kills with the queue generation it started
+  with; every reopen bumps it, so a late producer of an old epoch is refused, and a consumer waiting
+  in an epoch that ``reset()`` ended (from another thread too) gets EOF. A second ``start()`` without
+  ``reset()`` raises. One reader at a time: another thread reading while one waits, or starting an
+  epoch while another thread's epoch is open, gets ``ConcurrentReadError``.
+* Shutdown order (``_stop``): (1) close the queue, so a push blocked on a full queue returns at once
+  (Paddle #22320: joining a producer blocked in push hangs reset); (2) stop the prefetch stage (its
+  own queue first, then join); (3) non-iterable only: ``queue.reset()`` empties and reopens the
   queue for the next ``start()``, even when (1)-(2) were cut short by Ctrl-C. Iterable mode uses a
-  fresh queue per epoch. The producer is never joined: a generator busy in its own code (a slow
-  batch, a stall) stops at its next push, which the closed or reopened queue refuses, and closes
-  its generator in its own thread; so ``break``, ``reset()``, a timeout or Ctrl-C never wait for
-  user code. A ``break``'s cleanup runs in a finalizer, with Ctrl-C deferred to its end
-  (``loops.interrupts_deferred``).
-* Waits end with the epoch: the consumer waits for a batch with the queue generation of its epoch, so
-  a ``reset()`` from another thread ends that wait with EOF (``BlockingQueue.pop``). One reader at a
-  time: a second thread reading while one waits, or starting an epoch while another thread's epoch
-  is open, gets a RuntimeError (``feed_reader.CONCURRENT_READ_MESSAGE``).
-* Never two producers on a queue: a producer pushes, closes and kills with the queue generation it
-  started with; every reopen bumps it, so a late producer of an old epoch is refused. A second
-  ``start()`` without ``reset()`` raises.
+  fresh queue per epoch. A producer busy in the user's generator is not waited for.
 * Non-iterable scope objects (created once, at construction, in the global scope): the queue var holds
   the BlockingQueue; the READER vars hold the FeedReader (``queue.reader``), which the ``read`` kernel
   and CompiledProgram call (``read_next``, ``read_round``, ``stage``).
 """
 import atexit
+import functools
 import gc
 import logging
 import numbers
@@ -53,7 +42,7 @@ import weakref
 import numpy as np
 
 from ..dtypes import to_numpy_dtype
-from ..errors import QUEUE_KILLED_MESSAGE, EOFException, ReaderKilledError
+from ..errors import CONCURRENT_READ_MESSAGE, QUEUE_KILLED_MESSAGE, ConcurrentReadError, EOFException, ReaderKilledError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.program import default_main_program, default_startup_program
@@ -66,12 +55,11 @@ from .dataloader import DatasetLoader
 from .dataset_feed import FileDatasetLoader
 from .diagnosis import loader_label
 from .feeder import SlotSpec, slot_specs
-from .feed_reader import (CONCURRENT_READ_MESSAGE, NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, ConcurrentReadError,
-                          FeedReader, _passthrough)
-from .loops import Forwarded, QueueFeeder, StallWatch, creation_site, interrupts_deferred, wait_seconds
+from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader
+from .loops import END_OF_DATA, EpochIterator, Forwarded, StallWatch, ThreadSource, creation_site, wait_seconds
 from .prefetch import make_stage
-from .queue import END_OF_DATA, BlockingQueue
-from .worker import ProcessBatchSource
+from .queue import BlockingQueue
+from .worker import open_batch_source
 
 __all__ = ["DataLoader", "GeneratorLoader", "DataLoaderBase", "FeedReader", "PRODUCER_THREAD_NAME",
            "NOT_STARTED_MESSAGE"]
@@ -86,11 +74,11 @@ _loader_names = UniqueNameGenerator()
 
 
 # --- producer ---------------------------------------------------------------------------------------
-class _Producer(QueueFeeder):
+class _Producer(ThreadSource):
     """The producer thread of one epoch (``minifluid-producer``), logging fluid's line for reader errors."""
 
-    def __init__(self, source, queue):
-        super().__init__(source, queue, PRODUCER_THREAD_NAME, warn_reader_errors=True)
+    def __init__(self, source, queue, name=PRODUCER_THREAD_NAME, timeout=None, stall=None):
+        super().__init__(source, queue, name, timeout, stall, warn_reader_errors=True)
 
 
 class _WorkerStage:
@@ -104,14 +92,14 @@ class _WorkerStage:
 
     def get(self, generation=None):
         if self._error is not None:  # like a killed queue: the error again, until the epoch is stopped
-            raise _passthrough(Forwarded(self._error).error())
+            raise Forwarded(self._error).error()
         try:
             return next(self.source)
         except StopIteration:
             return END_OF_DATA
         except ReaderKilledError as e:  # reader error, worker death, timeout, /dev/shm full
             self._error = e
-            raise _passthrough(e)
+            raise
         except BaseException as e:  # e.g. Ctrl-C while waiting: the source has shut its worker down, so
             # the epoch cannot go on; say so from now on instead of ending it as if the data had run out
             self._error = ReaderKilledError(
@@ -219,26 +207,20 @@ _live_loaders = weakref.WeakSet()
 
 
 def _abandon_epoch(loader_ref, epoch):
-    """Finalizer of an epoch iterator: stop that epoch's producer if it is still the current one."""
+    """End of an epoch iterator: stop that epoch's producer if it is still the current one."""
     loader = loader_ref()
     if loader is not None and loader._epochs == epoch and loader._epoch_open:
-        with interrupts_deferred():  # a Ctrl-C here reaches the loop after the cleanup (NOTE above)
-            loader._end_epoch()
+        loader._end_epoch()
 
 
-class _EpochIterator:
+class _EpochIterator(EpochIterator):
     """What ``iter(loader)`` returns: reads one epoch; when dropped (``break``), the epoch stops."""
-
-    __slots__ = ("_loader", "_epoch", "__weakref__")
 
     def __init__(self, loader, epoch):
         self._loader, self._epoch = loader, epoch
-        weakref.finalize(self, _abandon_epoch, weakref.ref(loader), epoch).atexit = False  # exit: see below
+        super().__init__(functools.partial(_abandon_epoch, weakref.ref(loader), epoch))
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
+    def _step(self):
         loader = self._loader
         if loader._epochs != self._epoch or not loader._epoch_open:
             raise StopIteration  # a newer iter(loader) replaced this epoch, or it has ended
@@ -331,7 +313,7 @@ class GeneratorLoader(DataLoaderBase):
 
     @classmethod
     def _for_reader_ops(cls, capacity, use_double_buffer, queue_name, reader_names, slots):
-        """The runtime behind ``layers.py_reader`` (its graph is built by layers/io.py)."""
+        """The runtime behind ``layers.py_reader`` (data/py_reader.py; its graph is built by layers/io.py)."""
         loader = cls.__new__(cls)
         specs = [SlotSpec(name, tuple(shape), to_numpy_dtype(dtype), int(lod), bool(check))
                  for name, shape, dtype, lod, check in slots]
@@ -417,32 +399,30 @@ class GeneratorLoader(DataLoaderBase):
         self._batch_reader = batch_reader
         return self
 
-    def _open_source(self):
-        """The one place the transport is chosen (NOTE [ minifluid feeding: queues and shutdown ])."""
-        if self._use_multiprocess:
-            return ProcessBatchSource(self._batch_reader, capacity=self._capacity, timeout=self._timeout,
-                                      name="minifluid-worker-0", stall=self._stall)
-        return self._batch_reader()
-
     def _start_epoch(self, queue, queue_stage):
-        """Open the source and start reading it: from the worker's pipe (use_multiprocess on CPU places),
-        or through ``queue``, fed by a producer thread and read by the stage ``queue_stage()`` returns.
-        The stage is made first (it may fail: a CUDAPlace without a GPU), and a source opened is closed
-        again if anything after it fails, so no worker outlives a failed start."""
+        """Open the source and start reading it (the transport is chosen by ``worker.open_batch_source``):
+        from the worker's pipe (use_multiprocess on CPU places), or through ``queue``, fed by a producer
+        thread (relaying a worker's batches on CUDA places) and read by the stage ``queue_stage()``
+        returns. The stage is made first (it may fail: a CUDAPlace without a GPU), and a source opened is
+        closed again if anything after it fails, so no worker outlives a failed start."""
         reads_worker = self._use_multiprocess and not any(p.is_gpu_place() for p in self._places or ())
         stage = None if reads_worker else queue_stage()
-        source = self._open_source()
+        source = open_batch_source(self._batch_reader, num_workers=int(self._use_multiprocess),
+                                   thread=None if reads_worker else PRODUCER_THREAD_NAME, capacity=self._capacity,
+                                   timeout=self._timeout, stall=self._stall, queue=queue, feeder=_Producer,
+                                   name="minifluid-worker-0")
         try:
-            self._worker_pid_list = list(getattr(source, "worker_pids", ()))
+            worker = source if reads_worker else getattr(source, "source", None)
+            self._worker_pid_list = list(getattr(worker, "worker_pids", ()))
             if reads_worker:
                 stage = _WorkerStage(source)
                 self._reader.begin_epoch(stage)
                 self._producer = _WorkerFeed(stage)
             else:
                 self._reader.begin_epoch(stage, queue.generation)
-                self._producer = _Producer(source, queue)
+                self._producer = source
         except BaseException:
-            getattr(source, "close", lambda: None)()
+            source.close()
             raise
 
     def _worker_pids(self):
@@ -563,7 +543,8 @@ class GeneratorLoader(DataLoaderBase):
         """End the epoch (non-iterable mode): stops the producer and empties the queue, so ``start()``
         can begin the next. Safe at any time: after EOFException, midway, before ``start()``, twice, and
         from another thread while ``exe.run`` waits for a batch (that run then raises EOFException). It
-        does not wait for a generator busy in its own code (NOTE [ minifluid feeding: queues and shutdown ]).
+        does not wait for a generator busy in its own code (NOTE [ Feeding: topology and shutdown ] in
+        loops.py).
 
         Raises:
             AssertionError: the loader is iterable (there an epoch ends with its ``for`` loop).
@@ -599,14 +580,11 @@ class GeneratorLoader(DataLoaderBase):
 def _stop_all_loaders():
     """At exit, close every live loader's queue (no joins: a producer stuck in user code must not delay
     the exit) so no producer is left blocked in a push; a loader reading a worker's pipe stops its worker
-    (SIGTERM, then SIGKILL after worker.JOIN_TIMEOUT) and unlinks its segments."""
+    (SIGTERM, then SIGKILL after loops.PROCESS_JOIN_TIMEOUT) and unlinks its segments."""
     for loader in list(_live_loaders):
         producer = loader._producer
         if producer is not None:
             producer.close()
-
-
-layers_io.set_reader_runtime_factory(GeneratorLoader._for_reader_ops)
 
 
 class DataLoader:

@@ -1,13 +1,40 @@
-"""Parts every feeding loop shares: argument meanings, the stall warning, and (see below) the loops.
+"""The feeding runtime's loop parts, written once: the end-of-data marker, the poll and join times,
+the queue-filling thread, the process manager, the epoch iterator, and what a timeout, a stall and a
+Ctrl-C in a cleanup mean. Used by ``DataLoader.from_generator`` (``data/loader.py``), the dataset
+loader (``data/dataloader.py``), the shared-memory workers (``data/worker.py``) and the reader
+decorators (``reader/parallel.py``).
 
-The loaders (``data/loader.py``, ``data/dataloader.py``), the worker processes (``data/worker.py``) and
-the reader decorators (``reader/parallel.py``) take these from here, so a timeout, a stall or an
-end of data means the same thing everywhere.
+NOTE [ Feeding: topology and shutdown ]
+Every pipeline is a chain of producers and one consumer:
+
+    reader (user code) --> feeder thread (ThreadSource) --push--> BlockingQueue --pop--> consumer
+    reader (user code) --> worker process (worker.py) --pipe + shared memory--> consumer
+
+* Producers never let an exception die in them: they wrap it (``ExceptionWrapper``, NOTE [ Errors
+  cross boundaries as values ] in errors.py) and send it after the items made before it; a
+  conversion failure travels as ``ConversionFailed``. The end of data is ``END_OF_DATA`` (one marker
+  for queues, pipes and decorator threads alike; ``EndOfData(source)`` says which producer ended).
+* Nothing blocks for longer than ``POLL_INTERVAL`` without re-checking whether it must stop or whether
+  its producers are still alive (a worker checks its parent every ``WORKER_POLL_INTERVAL``), so a
+  death is noticed and a stop obeyed within that time.
+* Stopping is closing: the consumer closes the queue (a push blocked on a full queue returns, the
+  feeder ends at its next push) or the worker source (its workers are stopped by ``stop_processes``:
+  SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``). ``DataLoader.from_generator`` and the decorators never
+  wait for user code: a feeder busy in the reader finishes in the background (``ThreadSource.close``
+  joins only a feeder in its own code, for at most ``THREAD_JOIN_TIMEOUT``); the dataset loader's
+  ``close()`` and ``break`` wait that long for a ``__getitem__`` in progress, so its thread is gone after. A waiting consumer is woken by the close: queue waits are bound to an
+  epoch's generation and end with EOF when it is reset, worker waits end when ``stopping`` is set.
+* An epoch ends (``EpochIterator``) at its end of data, on any error out of a step, by ``close()``, and
+  when its iterator is dropped (a ``break``: a finalizer, in which a Ctrl-C is deferred to the end of
+  the cleanup by ``interrupts_deferred`` and then delivered to the program).
+* A consumer waiting ``STALL_WARNING_S`` for one batch warns once (``StallWatch``); ``timeout``
+  (``wait_seconds``) turns a wait into ``ReaderTimeoutError``.
 """
 import _thread
 import contextlib
 import logging
 import numbers
+import os
 import signal
 import sys
 import threading
@@ -15,22 +42,59 @@ import time
 import traceback
 import warnings
 import weakref
+from dataclasses import dataclass
+from multiprocessing import popen_fork
+from multiprocessing.context import ForkProcess
 
 from .._blas import limit_for_background_threads
-from ..errors import ConversionFailed, ExceptionWrapper, ReaderKilledError
+from ..errors import (QUEUE_KILLED_MESSAGE, ConcurrentReadError, ConversionFailed, ExceptionWrapper, ReaderKilledError,
+                      ReaderTimeoutError)
 
-__all__ = ["JOIN_TIMEOUT", "STALL_WARNING_S", "DataLoaderStallWarning", "Forwarded", "QueueFeeder", "StallWatch",
-           "creation_site", "fill_queue", "interrupts_deferred", "wait_seconds"]
+__all__ = ["END_OF_DATA", "POLL_INTERVAL", "PROCESS_JOIN_TIMEOUT", "STALL_WARNING_S", "THREAD_JOIN_TIMEOUT",
+           "UNKNOWN_EXIT_STATUS", "WORKER_POLL_INTERVAL", "DataLoaderStallWarning", "EndOfData", "EpochIterator",
+           "Forwarded", "StallWatch", "ThreadSource", "creation_site", "describe_exit", "fill_queue",
+           "interrupts_deferred", "start_process", "stop_processes", "wait_seconds"]
 
 _log = logging.getLogger("minifluid.data")
 
-JOIN_TIMEOUT = 5.0
-"""Seconds ``QueueFeeder.close`` waits for a feeder thread that is in its own code (a push, closing its
-source); a feeder busy in the user's code is not waited for."""
+POLL_INTERVAL = 0.05
+"""Seconds any waiter (consumer, feeder, worker, decorator thread) blocks before re-checking whether it
+must stop or whether its producers are still alive; it bounds how late a stop or a death is noticed."""
+
+WORKER_POLL_INTERVAL = 0.2
+"""Seconds a blocked worker process waits on its pipe before checking that its parent still exists."""
+
+THREAD_JOIN_TIMEOUT = 5.0
+"""Seconds ``ThreadSource.close`` waits for a feeder thread in its own code (a push, closing its source);
+a feeder busy in the user's code is not waited for."""
+
+PROCESS_JOIN_TIMEOUT = 1.0
+"""Seconds to wait for a terminated (SIGTERM) child process before killing it (SIGKILL)."""
 
 STALL_WARNING_S = 60.0
 """Seconds a consumer waits for one batch before a ``DataLoaderStallWarning`` names the loader (it goes on
 waiting; pass ``timeout=`` to fail instead). Read at each wait, so tests may lower it."""
+
+UNKNOWN_EXIT_STATUS = 256
+"""The exit code of a child that ended but whose status was collected elsewhere (SIGCHLD ignored);
+no real exit code (0-255) or signal (negative) has this value."""
+
+SIGNAL_HINTS = {
+    "SIGKILL": " SIGKILL usually means the out-of-memory killer (see `dmesg`) or an external kill.",
+    "SIGBUS": " SIGBUS usually means /dev/shm is full: run docker with --shm-size=8g, or use "
+              "use_multiprocess=False.",
+    "SIGSEGV": " SIGSEGV means a crash in native code called by the reader.",
+}
+
+
+@dataclass(frozen=True)
+class EndOfData:
+    """No more items from a producer (a queue closed and drained, a worker, a decorator thread);
+    ``source`` says which one where several feed one consumer. Pickles, to cross a pipe."""
+    source: int = 0
+
+
+END_OF_DATA = EndOfData()
 
 
 class DataLoaderStallWarning(RuntimeWarning):
@@ -155,9 +219,8 @@ class Forwarded:
 
 def fill_queue(source, queue, generation, busy, warn_reader_errors):
     """The queue-filling loop of a feeder thread: push every item of ``source`` with ``generation``,
-    close the queue at the end, kill it with the error on failure (errors cross as values: NOTE
-    [ Errors cross boundaries as values ] in errors.py), and always close the source. ``busy[0]`` is
-    True while the loop is in the source's (the user's) code."""
+    close the queue at the end, kill it with the error on failure, and always close the source.
+    ``busy[0]`` is True while the loop is in the source's (the user's) code."""
     try:
         items = iter(source)
         while True:
@@ -181,25 +244,166 @@ def fill_queue(source, queue, generation, busy, warn_reader_errors):
         getattr(source, "close", lambda: None)()
 
 
-class QueueFeeder:
-    """A daemon thread running ``fill_queue`` into ``queue`` (the producer of one epoch).
+class ThreadSource:
+    """A daemon feeder thread running ``fill_queue`` from ``source`` into ``queue`` (a BlockingQueue),
+    read by iterating this object (or through the queue by a loader's stage).
 
-    ``close()`` closes this feeder's queue generation, so a push blocked on a full queue returns and
-    the thread ends; it waits for the thread only while the thread is in its own code, never while it
-    is in the user's (a slow batch, a stall): that code finishes in the background and its next push
-    is refused (NOTE [ minifluid feeding: queues and shutdown ] in loader.py).
+    Args:
+        source (iterable): the items (batches, samples); user code runs while it is iterated.
+        queue (BlockingQueue): where they go; ``close()`` closes this feeder's generation of it.
+        name (str): the thread's name. timeout (float or None): per ``next()``; ``stall``: a StallWatch.
+        warn_reader_errors (bool): log fluid's "Your reader has raised an exception!" line.
     """
 
-    def __init__(self, source, queue, name, warn_reader_errors=False):
-        self.queue, self.generation, self._busy = queue, queue.generation, [False]
+    def __init__(self, source, queue, name, timeout=None, stall=None, warn_reader_errors=False):
+        self.source, self.queue, self.generation, self._busy = source, queue, queue.generation, [False]
+        self.name, self._timeout, self._stall = name, timeout, stall
         limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
         self.thread = threading.Thread(target=fill_queue, name=name, daemon=True,
                                        args=(source, queue, self.generation, self._busy, warn_reader_errors))
         queue.watch_producer(self.thread.is_alive)
         self.thread.start()
 
-    def close(self):
-        """Stop pushing; wait (``JOIN_TIMEOUT`` at most) only for a thread not busy in user code."""
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            item = self.queue.pop(self._timeout, self.generation, self._stall)
+        except TimeoutError:  # the queue's QueueTimeout
+            self.close()
+            raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {self.name} within "
+                                     f"timeout={self._timeout} s; pass a larger `timeout` (None or 0 waits "
+                                     "forever) if the reader is just slow.") from None
+        except BaseException:  # ReaderKilledError (chained to the thread's error), Ctrl-C
+            self.close()
+            raise
+        if item is END_OF_DATA:
+            self.close()
+            raise StopIteration
+        return item
+
+    def close(self, wait_for_reader=False):
+        """Stop pushing; wait (``THREAD_JOIN_TIMEOUT`` at most) for the thread while it is in its own code,
+        or also while it is in the reader's with ``wait_for_reader``."""
         self.queue.close(generation=self.generation)
-        if not self._busy[0] and self.thread is not threading.current_thread():
-            self.thread.join(JOIN_TIMEOUT)
+        if (wait_for_reader or not self._busy[0]) and self.thread is not threading.current_thread():
+            self.thread.join(THREAD_JOIN_TIMEOUT)
+
+
+class EpochIterator:
+    """What a loader's ``iter()`` returns: ``next()`` is ``self._step()``. The epoch ends (``finish``,
+    run once) at its end of data, on any error out of a step, by ``close()``, and when the iterator is
+    dropped (a ``break``; NOTE above). ``finish`` must not refer to the iterator."""
+
+    def __init__(self, finish):
+        self._closer = weakref.finalize(self, _finish_epoch, finish)
+        self._closer.atexit = False  # at exit, the loaders' own hooks stop what is still running
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._closer.alive:
+            raise StopIteration
+        try:
+            return self._step()
+        except ConcurrentReadError:  # another thread's read: the epoch goes on
+            raise
+        except BaseException:
+            self.close()
+            raise
+
+    def _step(self):
+        raise NotImplementedError
+
+    def close(self):
+        """End the epoch now (its thread or workers stop); safe to call again."""
+        self._closer()
+
+
+def _finish_epoch(finish):
+    with interrupts_deferred():
+        finish()
+
+
+# --- the process manager ----------------------------------------------------------------------------
+class _Popen(popen_fork.Popen):
+    def poll(self, flag=os.WNOHANG):
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flag)
+            except ChildProcessError:  # already reaped, by the kernel (SIGCHLD ignored) or by other code
+                self.returncode = UNKNOWN_EXIT_STATUS
+                return self.returncode
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+class _Process(ForkProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        return _Popen(process_obj)
+
+
+def start_process(target, args, name):
+    """Fork and start a daemonic child running ``target(*args)``; returns the started process."""
+    process = _Process(target=target, args=args, name=name, daemon=True)
+    process.start()
+    return process
+
+
+def describe_exit(process):
+    """How ``process`` ended, as the end of a sentence: "was killed by signal SIGKILL (exit code -9).
+    <hint>", "exited with code 1 without reporting an error.", that its status is unknown, or that it
+    is still running."""
+    code = process.exitcode
+    if code is None:
+        return "closed its pipe but is still running."
+    if code == UNKNOWN_EXIT_STATUS:
+        return ("ended without reporting an error; its exit status is unknown (SIGCHLD is ignored in this "
+                "process, so the system discarded it).")
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by signal {name} (exit code {code}).{SIGNAL_HINTS.get(name, '')}"
+    return f"exited with code {code} without reporting an error."
+
+
+def stop_processes(processes):
+    """Stop and release ``processes`` (started by ``start_process``): SIGTERM, a join of at most
+    ``PROCESS_JOIN_TIMEOUT`` each, SIGKILL for what is left, then their fds. A
+    KeyboardInterrupt meanwhile is raised again once everything is released."""
+    interrupted = False
+    for process in processes:
+        try:
+            if process.exitcode is None:
+                process.terminate()
+        except KeyboardInterrupt:
+            interrupted = True
+    for process in processes:
+        while True:
+            try:
+                process.join(PROCESS_JOIN_TIMEOUT)
+                if process.exitcode is None:
+                    process.kill()
+                    process.join()
+                process.close()
+                break
+            except KeyboardInterrupt:
+                interrupted = True
+                _kill_quietly(process)
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+def _kill_quietly(process):
+    try:
+        if process.exitcode is None:
+            process.kill()
+    except (KeyboardInterrupt, ValueError):
+        pass
+

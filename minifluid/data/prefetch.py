@@ -15,7 +15,7 @@ itself), ``clear()`` drops what is staged, ``stop()`` ends any thread.
   fresh per batch (CuPy's pool makes that cheap), so the batch the consumer holds is never
   overwritten; a pinned staging slot is reused only after the copy out of it has completed. The
   consumer is assumed to compute on the null stream (CuPy's default).
-  The loop follows NOTE [ minifluid feeding: queues and shutdown ] in ``loader.py``.
+  The loop follows NOTE [ Feeding: topology and shutdown ] in ``loops.py``.
 """
 import threading
 from collections import deque

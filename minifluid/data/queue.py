@@ -4,9 +4,9 @@ Bounded FIFO with back-pressure. ``close()`` means "no more items": the consumer
 queued, then sees ``END_OF_DATA``. ``kill(wrapper)`` means "the producer failed": pushes are refused
 with the error, the consumer still drains the batches produced before the failure (minifluid goes
 beyond fluid, which dropped them) and then raises ``ReaderKilledError`` chained to the original
-exception. See NOTE [ minifluid feeding: queues and shutdown ] in ``loader.py`` for who calls what.
+exception. See NOTE [ DataLoader.from_generator: epoch, queue and stage ] in ``loader.py`` for who calls what.
 
-One Condition guards everything. Waits are sliced (``POLL_INTERVAL``) so a consumer notices a
+One Condition guards everything. Waits are sliced (``loops.POLL_INTERVAL``) so a consumer notices a
 producer that died without closing the queue; nothing busy-waits.
 
 NOTE [ Queue wake level ]
@@ -40,20 +40,13 @@ from collections import deque
 from dataclasses import dataclass
 
 from ..errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError
+from .loops import END_OF_DATA, POLL_INTERVAL
 
 __all__ = ["BlockingQueue", "OrderedMultiDeviceQueue", "END_OF_DATA", "NOTHING", "QueueTimeout", "POLL_INTERVAL",
            "WAKE_DELAY"]
 
-POLL_INTERVAL = 0.5
-"""Seconds a waiter sleeps between liveness checks of the producer (only when a check is set)."""
-
 WAKE_DELAY = 0.005
 """Longest a consumer waits for ``wake_level`` items while fewer are queued (NOTE [ Queue wake level ])."""
-
-
-@dataclass(frozen=True)
-class _EndOfData:
-    """Returned by ``pop`` once the queue is closed and drained."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +54,6 @@ class _Nothing:
     """Returned by ``try_pop`` when no item is ready."""
 
 
-END_OF_DATA = _EndOfData()
 NOTHING = _Nothing()
 
 
@@ -276,9 +268,7 @@ class BlockingQueue:
 
     # --- internals -------------------------------------------------------------------------
     def _killed_error(self):
-        err = self._killed_by.error(ReaderKilledError, QUEUE_KILLED_MESSAGE)
-        err._minifluid_passthrough = True
-        return err
+        return self._killed_by.error(ReaderKilledError, QUEUE_KILLED_MESSAGE)
 
     def _wait(self, deadline, put, wake_at=None):
         """One bounded wait on the condition (lock held); raises QueueTimeout past ``deadline``; returns

@@ -1,9 +1,10 @@
 """Worker processes that build batches and hand them to the consumer through shared memory.
 
 NOTE [ Worker shutdown protocol ]
+(The pipe and shared-memory part of NOTE [ Feeding: topology and shutdown ] in loops.py.)
 Topology: one forked worker per pipe (a duplex ``multiprocessing.Pipe``). Worker -> parent: ``BatchMeta``
 (the bytes are in a shared-memory slot, see NOTE [ Shared-memory slots: ownership and lifetime ] in
-shm.py), then ``_EndOfData`` or one ``ExceptionWrapper``. Parent -> worker: ``_Ack`` (single worker: the
+shm.py), then ``END_OF_DATA`` or one ``ExceptionWrapper``. Parent -> worker: ``_Ack`` (single worker: the
 batches taken since the last one, sent every ``max(1, capacity // 4)`` batches, plus the slots freed
 since) or ``_Task`` (pool: indices to fetch, plus freed slots).
 * Workers are forked (the reader is never pickled), ignore SIGINT (Ctrl-C is the parent's to handle)
@@ -26,7 +27,7 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
 * Shutdown is ``_Workers.shutdown``, run exactly once through ``weakref.finalize``: by ``close()``,
   by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
   collection of the source (a ``break``) or at interpreter exit. It stops the workers
-  (``processes.stop_processes``: SIGTERM, SIGKILL after ``JOIN_TIMEOUT``, fds released, even when
+  (``loops.stop_processes``: SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``, fds released, even when
   SIGCHLD is ignored), closes the pipes and then unlinks any segment name with the source's prefix (a
   worker may have died mid-allocation). It does nothing in a forked child that merely inherited the
   object. Arrays already handed out stay valid.
@@ -48,35 +49,25 @@ import threading
 import time
 import weakref
 from collections import deque
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from minifluid._blas import limit_for_background_threads
-from minifluid.data.processes import JOIN_TIMEOUT, describe_exit, start_process, stop_processes
+from minifluid.data.loops import (END_OF_DATA, POLL_INTERVAL, PROCESS_JOIN_TIMEOUT, WORKER_POLL_INTERVAL, EndOfData,
+                                  ThreadSource, describe_exit, start_process, stop_processes)
+from minifluid.data.queue import BlockingQueue
 from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
                                 reclaim_stale_segments, unlink_segments)
 from minifluid.errors import (QUEUE_KILLED_MESSAGE, ConversionFailed, ExceptionWrapper, ReaderKilledError,
-                              WorkerDiedError)
+                              ReaderTimeoutError, WorkerDiedError)
 
-__all__ = ["JOIN_TIMEOUT", "KEPT_VIEWS", "POLL_INTERVAL", "WORKER_POLL_INTERVAL", "ProcessBatchSource",
-           "ProcessPoolBatchSource", "ReaderTimeoutError", "SharedMemoryFullError", "WorkerInfo",
-           "get_worker_info"]
-
-POLL_INTERVAL = 0.05
-"""Seconds the consumer waits on a pipe before checking that the workers are alive (and the timeout)."""
-
-WORKER_POLL_INTERVAL = 0.2
-"""Seconds a blocked worker waits on its pipe before checking that its parent process still exists."""
+__all__ = ["KEPT_VIEWS", "ProcessBatchSource", "ProcessPoolBatchSource", "ReaderTimeoutError", "SharedMemoryFullError",
+           "WorkerInfo", "get_worker_info", "open_batch_source"]
 
 KEPT_VIEWS = 16
 """Batches, beyond a source's capacity, that the consumer may keep as views of shared memory; later
 ones arrive as copies until kept ones are dropped (``SlotReader(copy_above=...)``)."""
-
-class ReaderTimeoutError(ReaderKilledError):
-    """No batch arrived within the source's ``timeout``; a SystemError like fluid's queue-killed error."""
-
 
 class SharedMemoryFullError(ReaderKilledError):
     """/dev/shm could not hold a batch; ``__cause__`` is the worker's ``ShmAllocationError`` (ENOSPC)."""
@@ -90,11 +81,6 @@ class WorkerInfo(NamedTuple):
     num_workers: int
     seed: object
     dataset: object = None
-
-
-@dataclass(frozen=True)
-class _EndOfData:
-    """The worker's reader is exhausted; nothing follows."""
 
 
 class _Ack(NamedTuple):
@@ -228,7 +214,7 @@ def _worker_loop(batch_reader, conn, prefix, capacity, info, worker_init_fn, par
                     msg = _recv(conn, readable, parent_pid, block=False)
                 _send(conn, _packed(writer, batch, index))
                 credits -= 1
-            _send(conn, _EndOfData())
+            _send(conn, END_OF_DATA)
         except _ParentGone:
             raise
         except BaseException:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the reader's, reported as such
@@ -378,7 +364,7 @@ class _Workers:
                     f"within timeout={timeout} s. " + _TIMEOUT_HINT)
 
     def death_error(self, handle):
-        handle.process.join(JOIN_TIMEOUT)
+        handle.process.join(PROCESS_JOIN_TIMEOUT)
         return WorkerDiedError(f"{QUEUE_KILLED_MESSAGE}\n  DataLoader worker {handle.name} "
                                f"(pid {handle.pid}) {describe_exit(handle.process)}")
 
@@ -435,7 +421,7 @@ class _WorkerSource:
                     f"{QUEUE_KILLED_MESSAGE}\n  Could not map shared-memory segment /dev/shm/{msg.name} of "
                     f"DataLoader worker {handle.name} (pid {handle.pid}): {e}. Another process may have removed "
                     "it (a cleanup script, or a program sharing /dev/shm).") from e
-        if isinstance(msg, _EndOfData):
+        if isinstance(msg, EndOfData):
             raise StopIteration
         if isinstance(msg, ExceptionWrapper):
             raise _reader_error(msg)
@@ -617,3 +603,33 @@ class ProcessPoolBatchSource(_WorkerSource):
         self._received += 1
         self._dispatch()
         return batch
+
+
+def open_batch_source(batches=None, fetch=None, index_batches=None, num_workers=0, thread=None, capacity=4,
+                      timeout=None, stall=None, queue=None, feeder=ThreadSource, **worker_args):
+    """The one place a loader's transport is chosen (NOTE [ Feeding: topology and shutdown ] in loops.py).
+
+    Args:
+        batches (callable): zero-arg batch reader (a stream), or None with ``fetch``.
+        fetch (callable), index_batches (iterable): a map-style reader: ``fetch(indices)`` per index list.
+        num_workers (int): > 0: forked worker processes (``ProcessPoolBatchSource`` for ``fetch``, else
+            ``ProcessBatchSource``); 0: read in this process.
+        thread (str or None): read in a feeder thread of this name (``feeder``, a ``ThreadSource``) into
+            ``queue`` (default: a new BlockingQueue of ``capacity``); with workers, the thread relays
+            their batches. None: the consumer reads the workers' pipes, or the batches, itself.
+        capacity, timeout, stall, **worker_args: for the source chosen.
+
+    Returns:
+        An iterator of batches with ``close()`` (a plain generator when read inline).
+    """
+    if num_workers > 0 and fetch is not None:
+        items = ProcessPoolBatchSource(fetch, index_batches, num_workers, capacity=capacity, timeout=timeout,
+                                       stall=stall, **worker_args)
+    elif num_workers > 0:
+        items = ProcessBatchSource(batches, capacity, timeout, num_workers=num_workers, stall=stall, **worker_args)
+    else:
+        items = batches() if fetch is None else (fetch(indices) for indices in index_batches)
+    if thread is None:
+        return items
+    return feeder(items, queue if queue is not None else BlockingQueue(capacity), thread,
+                  None if num_workers > 0 else timeout, stall)

@@ -26,7 +26,7 @@ from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from .context import Frame
-from .executor import _compile_op, _fetch_value, resolve_feeds_and_fetches
+from .executor import _fetch_value, compile_ops, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
@@ -79,8 +79,8 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     written = {n for op in compute_ops for n in op.output_arg_names}
     plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names
                          if n in written and not getattr(block._find_var_recursive(n), "persistable", False)})
-    plan.compute = [_compile_op(op) for op in compute_ops]
-    plan.optimize = [_compile_op(op) for op in optimize_ops]
+    plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
+    plan.optimize = compile_ops(optimize_ops, lod_names=())
     plan.fetches = fetch_list_names
     read_ops = [op for op in block.ops if op.type == "read"]
     plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None

@@ -13,8 +13,13 @@ feed conversion + checks, the op loop, fetch. Sub-blocks get plans the same way,
 their index (NOTE [ Execution contexts and sub-blocks ] in context.py).
 
 LoD is decided here too: an op that moves LoD (a context op, a ``produces_lod`` op, or a
-``share_lod`` rule whose input can carry LoD, i.e. has ``lod_level`` > 0) gets a step that sets
-or clears its outputs' LoD; every other op's step never looks at LoD.
+``share_lod`` rule whose input can carry LoD) gets a step that sets or clears its outputs' LoD;
+every other op's step never looks at LoD. An input can carry LoD when its variable has
+``lod_level`` > 0 (as fluid tracks it while building), when it is fed a LoDTensor with LoD (the
+names fed with LoD are part of the plan's key, so a LoDTensor fed into a ``lod_level`` 0 variable
+still reaches ``embedding`` and the sequence ops), or when an earlier op of the block moved LoD into
+it (``compile_ops`` follows the ops in order). A sub-block's inputs come from the enclosing run, so
+every op of a sub-block that has a LoD rule moves LoD.
 """
 import operator
 import weakref
@@ -22,28 +27,32 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import FEEDING_ERRORS
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
 from ..places import CPUPlace
 from .context import ExecutionContext, Frame, current_frame
-from .feed_fetch import FeedSpec, feed_into, fetch_names, forget_lod, normalize_feed, warn_unknown_feed
+from .feed_fetch import (FeedSpec, feed_into, fetch_names, forget_lod, lod_feed_names, normalize_feed,
+                         warn_unknown_feed)
 from .scope import global_scope
 
-__all__ = ["Executor", "build_plan", "Plan", "resolve_feeds_and_fetches"]
+__all__ = ["Executor", "build_plan", "compile_ops", "Plan", "resolve_feeds_and_fetches"]
 
 
 class Plan:
     """Everything ``Executor.run`` needs that depends only on the Program and the names."""
 
-    __slots__ = ("feeds", "steps", "fetches", "to_device", "needs_frame", "owned")
+    __slots__ = ("feeds", "steps", "fetches", "to_device", "needs_frame", "owned", "lod_free")
 
-    def __init__(self, feeds, steps, fetches, to_device=None, needs_frame=False, owned=frozenset()):
+    def __init__(self, feeds, steps, fetches, to_device=None, needs_frame=False, owned=frozenset(),
+                 lod_free=frozenset()):
         self.feeds, self.steps, self.fetches = feeds, steps, fetches
         self.to_device = to_device
         self.needs_frame = needs_frame  # a context op is among the steps: run them inside a Frame
         self.owned = owned  # the names the block declares (a sub-block's own variables)
+        self.lod_free = lod_free  # names written by steps that never look at LoD (compile_ops)
 
 
 class _OpName(NamedTuple):
@@ -65,21 +74,40 @@ def _kernel_failed(op, env, names, e):
     annotated with the op (the step then re-raises ``e``)."""
     if isinstance(e, (KeyError, TypeError)) and any(n not in env or env[n] is None for n in names):
         return _missing_input_error(op, env, names)
-    if not getattr(e, "_minifluid_passthrough", False):
+    if not isinstance(e, FEEDING_ERRORS):
         e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
     return None
 
 
-def _lod_sources(op, spec):
-    """(output name, input name) pairs of the op's share_lod rule whose input can carry LoD."""
+def _lod_sources(op, spec, carriers=None):
+    """(output name, input name) pairs of the op's share_lod rule whose input can carry LoD: its variable
+    has ``lod_level`` > 0 or is among ``carriers`` (None: any input can)."""
     block = op.block
     pairs = []
     for out_slot, in_slot in spec.share_lod:
         src = (op.inputs.get(in_slot) or [None])[0]
         var = block._find_var_recursive(src) if src is not None else None
-        if var is not None and (var.lod_level or spec.context):
+        if var is not None and (var.lod_level or spec.context or carriers is None or src in carriers):
             pairs += [(name, src) for name in op.outputs.get(out_slot) or ()]
     return pairs
+
+
+def compile_ops(ops, to_device=None, lod_names=None, lod_free=None):
+    """One step per op, in order (see the NOTE). ``lod_names``: the names that may hold LoD before the
+    first op (those fed with LoD); None: any input may (a sub-block). ``lod_free`` (a set) collects the
+    outputs of the steps that never look at LoD: a run clears a LoD an earlier run left on them."""
+    carriers = None if lod_names is None else set(lod_names)
+    steps = []
+    for op in ops:
+        spec = get_op_spec(op.type)
+        shared = _lod_sources(op, spec, carriers)
+        steps.append(_compile_op(op, to_device, shared))
+        if carriers is not None:
+            # a reader's outputs (produces_lod) carry LoD as their variables' lod_level declares
+            carriers.update(op.output_arg_names if spec.context else (o for o, _ in shared))
+        if lod_free is not None and not (shared or spec.context or spec.produces_lod):
+            lod_free.update(op.output_arg_names)
+    return steps
 
 
 def _on_device(to_device, value):
@@ -93,8 +121,9 @@ def _on_device(to_device, value):
     return to_device(value) if hasattr(value, "__array_interface__") else value
 
 
-def _compile_op(op, to_device=None):
-    """One closure ``step(env, lods)`` that runs ``op`` against a value dict.
+def _compile_op(op, to_device=None, shared=None):
+    """One closure ``step(env, lods)`` that runs ``op`` against a value dict; ``shared``: the op's
+    (output, input) LoD pairs to carry (default: those whose input variable has ``lod_level`` > 0).
 
     On a GPU place ``to_device`` (``cupy.asarray``) moves every kernel result to the device, so
     host-made values (initialisers, reader batches) meet device-resident ones as CuPy arrays; on
@@ -128,7 +157,8 @@ def _compile_op(op, to_device=None):
                     for r in in_refs]
     single_out = len(out_refs) == 1 and isinstance(out_refs[0], str)
     out0 = out_refs[0] if single_out else None
-    shared = _lod_sources(op, spec)
+    if shared is None:
+        shared = _lod_sources(op, spec, ())
     lod_aware = spec.produces_lod or spec.context or bool(shared)
 
     def store(env, lods, result, new_lods):
@@ -210,7 +240,9 @@ def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
     return feeds
 
 
-def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None):
+def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=None, lod_feeds=None):
+    """The Plan of one block; ``lod_feeds``: the fed names whose values carry LoD (None for a sub-block:
+    any input may, see the NOTE)."""
     block = program.block(block_idx)
     if program.num_blocks > 1:
         from ..framework import graph  # noqa: PLC0415 - networkx takes ~0.3 s to import: only for sub-blocks
@@ -219,12 +251,14 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
             raise ValueError(f"Program blocks {cycle} run each other in a cycle (an op's sub-block is its own "
                              "block or an ancestor): running them would never end")
     feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
-    steps = [_compile_op(op, to_device) for op in block.ops if op.type not in FEED_FETCH_OPS]
+    lod_free = set()
+    steps = compile_ops([op for op in block.ops if op.type not in FEED_FETCH_OPS], to_device,
+                        lod_feeds if block_idx == 0 else None, lod_free)
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
     needs_frame = any(get_op_spec(op.type).context for op in block.ops)
-    return Plan(feeds, steps, fetches, to_device, needs_frame, frozenset(block.vars))
+    return Plan(feeds, steps, fetches, to_device, needs_frame, frozenset(block.vars), frozenset(lod_free))
 
 
 class Executor:
@@ -244,17 +278,17 @@ class Executor:
             self._to_device = self.place.array_module().asarray
         return self._to_device
 
-    def _plan(self, program, feed_names, fetch_list_names, block_idx=0):
+    def _plan(self, program, feed_names, fetch_list_names, block_idx=0, lod_feeds=()):
         per_program = self._plans.get(program)
         if per_program is None:
             per_program = self._plans[program] = {}
-        key = (program._version, feed_names, fetch_list_names, block_idx)
+        key = (program._version, feed_names, fetch_list_names, block_idx, lod_feeds)
         plan = per_program.get(key)
         if plan is None:
             if len(per_program) > 64:  # a Program edited in a loop: keep the cache small
                 per_program.clear()
             plan = per_program[key] = build_plan(program, feed_names, fetch_list_names, block_idx,
-                                                 to_device=self._device_mover())
+                                                 self._device_mover(), lod_feeds)
         return plan
 
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
@@ -269,7 +303,7 @@ class Executor:
                 raise TypeError(f"Executor.run needs a Program or CompiledProgram, got {type(program).__name__}")
             return runner(self, feed, fetch_list, scope, return_numpy, return_merged)
         feed = normalize_feed(feed)
-        plan = self._plan(program, tuple(feed), fetch_names(fetch_list))
+        plan = self._plan(program, tuple(feed), fetch_names(fetch_list), 0, lod_feed_names(feed))
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
         return self._execute(plan, program, scope, return_numpy)
 
@@ -298,6 +332,9 @@ class Executor:
 
     @staticmethod
     def _run_plan(plan, env, lods, return_numpy=True):
+        if lods:  # a LoD an earlier run (another plan) left where this plan writes none
+            for name in plan.lod_free.intersection(lods):
+                forget_lod(lods, name)
         for step in plan.steps:
             step(env, lods)
         return [_fetch_value(env, lods, name, copy, return_numpy) for name, copy in plan.fetches]

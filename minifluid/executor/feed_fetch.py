@@ -12,20 +12,23 @@ from ..dtypes import to_numpy_dtype
 from ..lod_tensor import LoDTensor
 
 __all__ = ["FeedSpec", "normalize_feed", "convert_feed_value", "feed_into", "fetch_names", "split_feed",
-           "as_lodtensor", "forget_lod"]
+           "as_lodtensor", "forget_lod", "lod_feed_names"]
 
 
 class FeedSpec:
-    """What a feed variable expects, precomputed from its Variable."""
+    """What a feed variable expects, precomputed from its Variable: the one feed check, for ``exe.run(feed=)``
+    and for the ``read`` op of a non-iterable loader (``read_op=True``: fluid's read op words its
+    messages a little differently, and checks the first dimension of LoD tensors too)."""
 
-    __slots__ = ("name", "shape", "dtype", "check", "persistable")
+    __slots__ = ("name", "shape", "dtype", "check", "persistable", "read_op")
 
-    def __init__(self, var):
+    def __init__(self, var, read_op=False):
         self.name = var.name
         self.shape = tuple(var.shape) if var.shape is not None else None
         self.dtype = to_numpy_dtype(var.dtype) if var.dtype else None
         self.check = bool(var.need_check_feed) and self.shape is not None
         self.persistable = bool(var.persistable)
+        self.read_op = read_op
 
     def validate(self, array, has_lod=False):
         """Raise fluid's ValueError when a need_check_feed variable gets the wrong shape, then dtype
@@ -41,10 +44,15 @@ class FeedSpec:
             if e >= 0 and shape[i] >= 0 and e != shape[i]:
                 self._shape_error(shape)
         if array.dtype != self.dtype:
-            raise ValueError("The data type of fed Variable %r must be %r, but received %r"
-                             % (self.name, self.dtype.name, array.dtype.name))
+            template = "The data type of fed Variable %s must be %s, but received %s" if self.read_op else \
+                "The data type of fed Variable %r must be %r, but received %r"
+            raise ValueError(template % (self.name, self.dtype.name, array.dtype.name))
 
     def _shape_error(self, shape):
+        if self.read_op:
+            raise ValueError("The fed Variable %s should have dimensions = %d, shape = [%s], but received fed "
+                             "shape [%s]" % (self.name, len(self.shape), ", ".join(map(str, self.shape)),
+                                             ", ".join(map(str, shape))))
         raise ValueError("The fed Variable %r should have dimensions = %d, shape = %r, but received fed "
                          "shape %r on each device" % (self.name, len(self.shape), self.shape, list(shape)))
 
@@ -115,6 +123,12 @@ def feed_into(specs, feed, env, lods, to_device=None):
             lods[name] = lod
         else:
             forget_lod(lods, name)
+
+
+def lod_feed_names(feed):
+    """The names in ``feed`` whose values carry LoD (part of a plan's key: executor.py's NOTE)."""
+    return tuple(name for name, value in feed.items() if type(value) is not np.ndarray
+                 and isinstance(value, LoDTensor) and value._lod)
 
 
 def forget_lod(lods, name):

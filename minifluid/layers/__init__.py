@@ -10,7 +10,7 @@ from .norm import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .sequence_label import *  # noqa: F401,F403
 from .helper import LayerHelper
-from .io import create_py_reader_by_data, double_buffer, py_reader, read_file
+from .io import double_buffer, read_file
 from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
 from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,

@@ -5,19 +5,20 @@ Reader ops go to the **head** of block 0 (create_py_reader, create_double_buffer
 so a loader created after the network still feeds it (REFERENCE "goes beyond" 4). ``py_reader`` and an
 unordered loader (``fluid.reader.keep_data_loader_order(False)``) create their reader in the startup
 program instead, as fluid does; the main program then starts with the double buffer and the read. The runtime
-behind a reader (queue, producer thread) lives in ``minifluid.data.loader``; layers never import the
-data pipeline (STYLE §7), so that module registers its factory here (``set_reader_runtime_factory``)
-when it is imported, which ``import minifluid`` always does.
+behind a reader (queue, producer thread) lives in ``minifluid.data``; layers never import the data pipeline
+(STYLE §7): ``py_reader`` and ``create_py_reader_by_data``, which need both, are built in
+``minifluid/data/py_reader.py`` on the graph builders here, and ``minifluid/__init__.py`` lists them in
+``fluid.layers`` (this module works without them).
 """
 import copy
 
 from ..dtypes import convert_dtype
 from ..framework import dygraph_mode, unique_name
-from ..framework.program import default_main_program, default_startup_program
+from ..framework.program import default_main_program
 from ..framework.variable import Variable, VarType
 
-__all__ = ["data", "layers_data", "static_only", "py_reader", "create_py_reader_by_data", "read_file", "double_buffer",
-           "ReaderVariable", "build_reader_ops", "insert_read_op", "set_reader_runtime_factory"]
+__all__ = ["data", "layers_data", "static_only", "read_file", "double_buffer", "ReaderVariable", "build_reader_ops",
+           "insert_read_op"]
 
 
 def static_only(api_name):
@@ -166,54 +167,6 @@ class ReaderVariable(Variable):
 
     decorate_tensor_provider = decorate_batch_generator
     decorate_paddle_reader = decorate_sample_list_generator
-
-
-_runtime_factory = None
-
-
-def set_reader_runtime_factory(factory):
-    """Installed by ``minifluid.data.loader``: ``factory(capacity, use_double_buffer, queue_name,
-    reader_names, slots)`` builds the runtime and puts the queue and reader into the global scope;
-    ``slots`` are (name, shape, dtype, lod_level, need_check_feed) tuples."""
-    global _runtime_factory
-    _runtime_factory = factory
-
-
-def _py_reader(capacity, shapes, dtypes, lod_levels, need_check_feed, slot_names, name, use_double_buffer,
-               name_of):
-    if name is None:
-        names = [name_of(key) for key in ("lod_tensor_blocking_queue", "create_py_reader", "double_buffer")]
-    else:
-        names = [f"{name}_queue", f"{name}_reader", f"{name}_double_buffer"]
-    queue_name, reader_name, double_buffer_name = names
-    if _runtime_factory is None:
-        raise RuntimeError("py_reader needs the feeding runtime: import minifluid (minifluid.data.loader)")
-    slots = list(zip(slot_names, shapes, dtypes, lod_levels, need_check_feed))
-    reader_names = [reader_name, double_buffer_name] if use_double_buffer else [reader_name]
-    runtime = _runtime_factory(capacity, use_double_buffer, queue_name, reader_names, slots)
-    return build_reader_ops(default_main_program().global_block(), queue_name, reader_name,
-                            double_buffer_name if use_double_buffer else None, shapes, dtypes, lod_levels,
-                            need_check_feed, runtime, startup_block=default_startup_program().global_block())
-
-
-def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_buffer=True):
-    """fluid.layers.py_reader: a READER variable fed from Python; read it with ``read_file``.
-
-    Names come from the global ``unique_name`` (or ``name``: X_queue, X_reader, X_double_buffer).
-    """
-    lod_levels = list(lod_levels) if lod_levels is not None else [0] * len(shapes)
-    slot_names = [f"py_reader_slot_{i}" for i in range(len(shapes))]
-    return _py_reader(capacity, shapes, dtypes, lod_levels, [False] * len(shapes), slot_names, name,
-                      use_double_buffer, unique_name.generate)
-
-
-def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=True):
-    """fluid.layers.create_py_reader_by_data: like py_reader, with shapes and dtypes taken from data vars."""
-    if not isinstance(feed_list, list):
-        raise TypeError(f"feed_list of create_py_reader_by_data must be a list, but received {type(feed_list).__name__}")
-    return _py_reader(capacity, [v.shape for v in feed_list], [v.dtype for v in feed_list],
-                      [v.lod_level for v in feed_list], [v.need_check_feed for v in feed_list],
-                      [v.name for v in feed_list], name, use_double_buffer, unique_name.generate)
 
 
 def read_file(reader):

@@ -122,7 +122,8 @@ def _register_unary(name, forward, backward, attrs):
     def grad(a, ins, outs, douts, need):
         x, dout = ins[0], douts[0]
         return (backward(array_module(x), x, outs[0], dout, a).astype(x.dtype, copy=False),)
-    register_op(name, inputs=("X",), outputs=("Out",), attrs={**_COMMON, **attrs}, infer_shape=same_as(0))(kernel)
+    register_op(name, inputs=("X",), outputs=("Out",), attrs={**_COMMON, **attrs}, infer_shape=same_as(0),
+                share_lod={"Out": "X"})(kernel)
     register_grad(name)(grad)
 
 
@@ -131,7 +132,7 @@ for _name, (_fwd, _bwd, _attrs) in _UNARY.items():
 
 
 # --- softmax over one axis ----------------------------------------------------------------
-@register_op("softmax", inputs=("X",), outputs=("Out",), infer_shape=same_as(0),
+@register_op("softmax", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), share_lod={"Out": "X"},
              attrs={**_COMMON, "axis": -1, "data_format": "AnyLayout"})
 def _softmax_forward(attrs, x):
     xp = array_module(x)

@@ -26,7 +26,7 @@ def _register_compare(name, ufunc):
             _compare_infer(attrs, x, y)
         return ufunc(x, _y_view(x, y, attrs["axis"]))
     register_op(name, inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1, "force_cpu": False},
-                infer_shape=_compare_infer, no_gradient=True)(kernel)
+                infer_shape=_compare_infer, no_gradient=True, share_lod={"Out": "X"})(kernel)
 
 
 for _name, _ufunc in _COMPARE.items():

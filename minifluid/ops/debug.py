@@ -29,7 +29,7 @@ def _print(attrs, value, phase):
     print("\n".join(lines), file=sys.stdout, flush=True)
 
 
-@register_op("print", inputs=("In",), outputs=("Out",), infer_shape=same_as(0),
+@register_op("print", inputs=("In",), outputs=("Out",), infer_shape=same_as(0), share_lod={"Out": "In"},
              attrs={"first_n": -1, "message": "", "summarize": 20, "print_tensor_name": True,
                     "print_tensor_type": True, "print_tensor_shape": True, "print_tensor_lod": True,
                     "print_phase": "both", "var_name": ""})

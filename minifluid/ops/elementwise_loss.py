@@ -17,7 +17,7 @@ def _kept(attrs, label):
 
 
 @register_op("sigmoid_cross_entropy_with_logits", inputs=("X", "Label"), outputs=("Out",), infer_shape=same_as(0),
-             attrs={"normalize": False, "ignore_index": -100}, no_grad_inputs=("Label",))
+             attrs={"normalize": False, "ignore_index": -100}, no_grad_inputs=("Label",), share_lod={"Out": "X"})
 def _sigmoid_ce_forward(attrs, x, label):
     xp = array_module(x)
     keep, norm = _kept(attrs, label)
@@ -66,7 +66,7 @@ def _smooth_l1_backward(attrs, ins, outs, douts, need):
 
 # --- log_loss: binary cross entropy of probabilities ---------------------------------------------------
 @register_op("log_loss", inputs=("Predicted", "Labels"), outputs=("Loss",), attrs={"epsilon": 1e-4},
-             no_grad_inputs=("Labels",), infer_shape=same_as(0))
+             no_grad_inputs=("Labels",), infer_shape=same_as(0), share_lod={"Loss": "Predicted"})
 def _log_loss_forward(attrs, p, label):
     xp, eps = array_module(p), attrs["epsilon"]
     return (-label * xp.log(p + eps) - (1 - label) * xp.log(1 - p + eps)).astype(p.dtype, copy=False)

@@ -1,7 +1,7 @@
 """Reader ops of a non-iterable DataLoader / py_reader: create_py_reader, create_double_buffer_reader, read;
 and feed / fetch, which a saved inference program holds (see FEED_FETCH_OPS).
 
-The scope holds the runtime objects (see NOTE [ minifluid feeding: queues and shutdown ] in
+The scope holds the runtime objects (see NOTE [ DataLoader.from_generator: epoch, queue and stage ] in
 ``data/loader.py``): the queue variable holds the BlockingQueue, and the queue's ``reader`` is the
 object that feeds Programs from it. The two create ops only pass that object through, so a step
 costs two attribute reads; ``read`` takes one batch from it (``read_next``), which raises

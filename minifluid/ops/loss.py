@@ -41,7 +41,7 @@ def _swce_infer(attrs, logits, label):
 
 @register_op("softmax_with_cross_entropy", inputs=("Logits", "Label"), outputs=("Softmax", "Loss"),
              attrs={"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True, "axis": -1},
-             no_grad_inputs=("Label",), infer_shape=_swce_infer)
+             no_grad_inputs=("Label",), infer_shape=_swce_infer, share_lod={"Softmax": "Logits", "Loss": "Logits"})
 def _swce_forward(attrs, logits, label):
     xp = array_module(logits)
     axis = attrs["axis"] % logits.ndim
@@ -90,7 +90,7 @@ def _xent_infer(attrs, x, label):
 
 
 @register_op("cross_entropy", inputs=("X", "Label"), outputs=("Y",), attrs={"soft_label": False, "ignore_index": -100},
-             no_grad_inputs=("Label",), infer_shape=_xent_infer)
+             no_grad_inputs=("Label",), infer_shape=_xent_infer, share_lod={"Y": "X"})
 def _cross_entropy_forward(attrs, x, label):
     if attrs["soft_label"]:
         return -(label * array_module(x).log(x)).sum(axis=-1, keepdims=True)
@@ -145,7 +145,7 @@ def _top_k_infer(attrs, x, k_tensor):
 
 
 @register_op("top_k", inputs=("X", "K"), outputs=("Out", "Indices"), attrs={"k": 1}, optional=("K",),
-             no_grad_inputs=("K",), infer_shape=_top_k_infer)
+             no_grad_inputs=("K",), infer_shape=_top_k_infer, share_lod={"Out": "X", "Indices": "X"})
 def _top_k_forward(attrs, x, k_tensor):
     xp = array_module(x)
     k = int(k_tensor.reshape(-1)[0]) if k_tensor is not None else attrs["k"]

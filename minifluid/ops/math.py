@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .registry import array_module, register_grad, register_op, same_as
+from .registry import array_module, grad_var_name, register_grad, register_op, same_as
 
 # --- broadcasting helpers -------------------------------------------------------------
 
@@ -62,7 +62,7 @@ def _broadcast_infer(attrs, x, y):
 
 def _register_elementwise(name, forward, grad_x, grad_y):
     register_op(name, inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1, "use_mkldnn": False},
-                infer_shape=_broadcast_infer)(lambda attrs, x, y: forward(x, _y_view(x, y, attrs["axis"])))
+                infer_shape=_broadcast_infer, share_lod={"Out": "X"})(lambda attrs, x, y: forward(x, _y_view(x, y, attrs["axis"])))
 
     def backward(attrs, ins, outs, douts, need):
         x, y = ins
@@ -89,7 +89,8 @@ _register_elementwise("elementwise_pow", lambda x, y: x ** y, lambda x, y, d: d 
 
 # --- scale ------------------------------------------------------------------------------
 @register_op("scale", inputs=("X",), outputs=("Out",),
-             attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True}, infer_shape=same_as(0))
+             attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True}, infer_shape=same_as(0),
+             share_lod={"Out": "X"})
 def _scale_forward(attrs, x):
     s, b = attrs["scale"], attrs["bias"]
     out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
@@ -108,7 +109,7 @@ def _mul_infer(attrs, x, y):
 
 
 @register_op("mul", inputs=("X", "Y"), outputs=("Out",), attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
-             infer_shape=_mul_infer)
+             infer_shape=_mul_infer, share_lod={"Out": "X"}, grad_share_lod={})
 def _mul_forward(attrs, x, y):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2 = x if x.ndim == 2 and xn == 1 else x.reshape(int(np.prod(x.shape[:xn])), -1)
@@ -148,7 +149,8 @@ def _t(a, flag):
 
 
 @register_op("matmul", inputs=("X", "Y"), outputs=("Out",),
-             attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0}, infer_shape=_matmul_infer)
+             attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0}, infer_shape=_matmul_infer,
+             share_lod={"Out": "X"}, grad_share_lod={})
 def _matmul_forward(attrs, x, y):
     out = _t(x, attrs["transpose_X"]) @ _t(y, attrs["transpose_Y"])
     return out if attrs["alpha"] == 1.0 else out * attrs["alpha"]
@@ -172,7 +174,8 @@ def _matmul_backward(attrs, ins, outs, douts, need):
 
 
 # --- mean and sum --------------------------------------------------------------------------
-@register_op("mean", inputs=("X",), outputs=("Out",), infer_shape=lambda attrs, x: ((1,), x.dtype))
+@register_op("mean", inputs=("X",), outputs=("Out",), infer_shape=lambda attrs, x: ((1,), x.dtype),
+             grad_share_lod={grad_var_name("X"): "X"})
 def _mean_forward(attrs, x):
     return x.mean(keepdims=False).reshape(1).astype(x.dtype, copy=False)
 
@@ -185,7 +188,8 @@ def _mean_backward(attrs, ins, outs, douts, need):
 
 
 @register_op("sum", inputs=("X",), outputs=("Out",), duplicable=("X",),
-             infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False})
+             infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False},
+             share_lod={"Out": "X"})
 def _sum_forward(attrs, xs):
     out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy(order="K")  # keeps the inputs' memory order
     for x in xs[2:]:
@@ -204,7 +208,8 @@ def _sign_forward(attrs, x):
     return array_module(x).sign(x)
 
 
-@register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0))
+@register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0),
+             share_lod={"Out": "X"})
 def _clip_forward(attrs, x):
     return array_module(x).clip(x, attrs["min"], attrs["max"])
 

@@ -17,7 +17,7 @@ def _dropout_scale(attrs):
 @register_op("dropout", inputs=("X", "Seed"), outputs=("Out", "Mask"), optional=("Seed",), no_grad_inputs=("Seed",),
              attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
                     "dropout_implementation": "downgrade_in_infer"},
-             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")))
+             infer_shape=lambda attrs, x, seed: ((x.shape, x.dtype), (x.shape, "uint8")), share_lod={"Out": "X"})
 def _dropout_forward(attrs, x, seed_t):
     p, upscale = attrs["dropout_prob"], attrs["dropout_implementation"] == "upscale_in_train"
     if attrs["is_test"]:  # downgrade_in_infer: x * (1 - p); upscale_in_train: x
@@ -141,7 +141,7 @@ def _lookup_infer(attrs, w, ids):
 
 @register_op("lookup_table", inputs=("W", "Ids"), outputs=("Out",), no_grad_inputs=("Ids",),
              attrs={"padding_idx": -1, "is_sparse": False, "is_distributed": False, "remote_prefetch": False},
-             infer_shape=_lookup_infer)
+             infer_shape=_lookup_infer, share_lod={"Out": "Ids"}, grad_share_lod={})
 def _lookup_table_forward(attrs, w, ids):
     rows = _lookup_rows(ids)
     if rows.size and (rows.min() < 0 or rows.max() >= w.shape[0]):

@@ -28,7 +28,8 @@ def _ln_infer(attrs, x, scale, bias):
 
 
 @register_op("layer_norm", inputs=("X", "Scale", "Bias"), outputs=("Y", "Mean", "Variance"),
-             attrs={"epsilon": 1e-5, "begin_norm_axis": 1}, optional=("Scale", "Bias"), infer_shape=_ln_infer)
+             attrs={"epsilon": 1e-5, "begin_norm_axis": 1}, optional=("Scale", "Bias"), infer_shape=_ln_infer,
+             share_lod={"Y": "X"})
 def _layer_norm_forward(attrs, x, scale, bias):
     left, right = _ln_split(attrs, x.shape)
     x2 = x.reshape(left, right)

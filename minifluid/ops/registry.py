@@ -32,8 +32,10 @@ Context kernels: an op registered with ``context=True`` (sub-blocks, LoD, scopes
 the inputs' LoD, the outputs' LoD to set, a scope lookup that falls back to parent scopes,
 ``run_block``, the place and the program's random generator. LoD rules: ``share_lod={"Out":
 "X"}`` gives output Out the LoD of input X (fluid's ShareLoD); the executor adds that step only
-where X can carry LoD (``lod_level`` > 0 when the plan is built), so ops on plain tensors pay
-nothing for it. ``produces_lod=True``: the kernel returns LoDTensors whose LoD the executor keeps.
+where X can carry LoD (executor/executor.py's NOTE), so ops on plain tensors pay nothing for it.
+The derived ``<type>_grad`` op gives each ``X@GRAD`` the LoD of X for every X the forward shares
+from (fluid's grad ops ShareLoD so); ``grad_share_lod={...}`` states another rule for it (``{}``
+for none). ``produces_lod=True``: the kernel returns LoDTensors whose LoD the executor keeps.
 
 Kernels use ``array_module(x)`` instead of ``numpy`` where a function (not a method) is
 needed, so the same code runs on CuPy arrays.
@@ -102,6 +104,7 @@ class OpSpec:
     share_lod: tuple = ()
     grad_builder: object = None
     grad_source: str = ""
+    grad_share_lod: tuple = None
 
     @property
     def has_grad(self):
@@ -133,7 +136,8 @@ def _caller_site(depth=2):
 
 
 def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),
-                no_grad_inputs=(), produces_lod=False, no_gradient=False, context=False, share_lod=None):
+                no_grad_inputs=(), produces_lod=False, no_gradient=False, context=False, share_lod=None,
+                grad_share_lod=None):
     """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates.
     ``no_gradient=True`` states that the op has no gradient (``register_grad`` then refuses one);
     ``context`` and ``share_lod``: see the module docstring."""
@@ -142,13 +146,17 @@ def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=
         if type in _REGISTRY:
             raise ValueError(f"op {type!r} registered twice: at {_REGISTRY[type].source} and at {site}")
         shared = tuple((share_lod or {}).items())
+        grad_shared = (tuple((grad_var_name(i), i) for i in dict.fromkeys(i for _, i in shared))
+                       if grad_share_lod is None else tuple(grad_share_lod.items()))
         unknown = [f"{o} <- {i}" for o, i in shared if o not in outputs or i not in inputs]
+        unknown += [f"{o} <- {i}" for o, i in grad_shared
+                    if o not in [grad_var_name(s) for s in inputs] or i not in tuple(inputs) + tuple(outputs)]
         if unknown:
             raise ValueError(f"op {type!r}: share_lod names slots it does not have: {unknown}")
         _REGISTRY[type] = OpSpec(type, tuple(inputs), tuple(outputs), fn, dict(attrs or {}), infer_shape,
                                  None, frozenset(duplicable), frozenset(optional),
                                  frozenset(no_grad_inputs), produces_lod, no_gradient, site, context=context,
-                                 share_lod=shared)
+                                 share_lod=shared, grad_share_lod=grad_shared)
         return fn
     return deco
 
@@ -176,12 +184,25 @@ def register_grad(type, builder=False):
             grad_type,
             fwd.inputs + fwd.outputs + tuple(grad_var_name(s) for s in fwd.outputs),
             tuple(grad_var_name(s) for s in fwd.inputs),
-            None, dict(fwd.attrs),
+            _context_grad_kernel(fwd) if fwd.context else None, dict(fwd.attrs),
             duplicable=dup | frozenset(grad_var_name(s) for s in dup),
             optional=frozenset(fwd.inputs + fwd.outputs) | frozenset(grad_var_name(s) for s in fwd.outputs),
-            source=site, forward=fwd)
+            source=site, forward=fwd, context=fwd.context,
+            share_lod=fwd.grad_share_lod)
         return fn
     return deco
+
+
+def _context_grad_kernel(fwd):
+    """The kernel of a context op's ``<type>_grad``: ``grad(ctx, attrs, ins, outs, douts, need)``, the
+    grad convention with the ExecutionContext first (the forward's inputs' LoD is the grad op's)."""
+    n_in, n_out = len(fwd.inputs), len(fwd.outputs)
+
+    def kernel(ctx, attrs, *args):
+        need = tuple(bool(ctx.op.outputs.get(grad_var_name(s))) for s in fwd.inputs)
+        result = fwd.grad(ctx, attrs, args[:n_in], args[n_in:n_in + n_out], args[n_in + n_out:], need)
+        return result[0] if n_in == 1 else result
+    return kernel
 
 
 def get_op_spec(type):

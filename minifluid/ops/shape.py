@@ -130,7 +130,8 @@ def _concat_infer(attrs, xs, axis_t):
 
 
 @register_op("concat", inputs=("X", "AxisTensor"), outputs=("Out",), attrs={"axis": 0, "use_quantizer": False},
-             duplicable=("X",), optional=("AxisTensor",), no_grad_inputs=("AxisTensor",), infer_shape=_concat_infer)
+             duplicable=("X",), optional=("AxisTensor",), no_grad_inputs=("AxisTensor",), infer_shape=_concat_infer,
+             share_lod={"Out": "X"}, grad_share_lod={})
 def _concat_forward(attrs, xs, axis_t):
     axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
     return array_module(xs[0]).concatenate(xs, axis=axis)

@@ -17,7 +17,7 @@ def _fill_constant_forward(attrs):
     return np.full(attrs["shape"], attrs["value"], dtype=to_numpy_dtype(attrs["dtype"]))
 
 
-@register_op("assign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
+@register_op("assign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), share_lod={"Out": "X"})
 def _assign_forward(attrs, x):
     return x.copy()
 
@@ -28,7 +28,7 @@ def _assign_backward(attrs, ins, outs, douts, need):
 
 
 @register_op("cast", inputs=("X",), outputs=("Out",), attrs={"in_dtype": "float32", "out_dtype": "float32"},
-             infer_shape=lambda attrs, x: (x.shape, convert_dtype(attrs["out_dtype"])))
+             infer_shape=lambda attrs, x: (x.shape, convert_dtype(attrs["out_dtype"])), share_lod={"Out": "X"})
 def _cast_forward(attrs, x):
     return x.astype(to_numpy_dtype(attrs["out_dtype"]))
 
@@ -86,7 +86,8 @@ def _assign_value_forward(attrs):
 
 
 # --- fill_zeros_like / fill_any_like: gradients backward creates at run time ----------------------
-@register_op("fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+@register_op("fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True,
+             share_lod={"Out": "X"})
 def _fill_zeros_like_forward(attrs, x):
     return array_module(x).zeros_like(x)
 

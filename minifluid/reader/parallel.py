@@ -1,19 +1,20 @@
 """Reader decorators that read in background threads (``buffered``, ``xmap_readers``) or processes
-(``multiprocess_reader``).
+(``multiprocess_reader``), built from the feeding runtime's loop parts (``minifluid/data/loops.py``).
 
 NOTE [ Reader decorator workers: protocol ]
+(The decorators' part of NOTE [ Feeding: topology and shutdown ] in minifluid/data/loops.py.)
 * Each call of a decorated reader starts its own workers, so the reader can be iterated again and
   again. Workers are daemons named ``minifluid-buffered``, ``minifluid-xmap-N`` (plus the feeder
   ``minifluid-xmap-feed``) and ``minifluid-mpreader-N``.
-* A worker loop is a module-level function. It catches everything (errors cross boundaries as
-  values, see ``minifluid.errors``) and ends by sending ``_EndOfData`` or ``_WorkerFailed`` to the
-  consumer; samples travel as they are.
-* Nothing blocks for more than ``POLL_INTERVAL``: a worker puts with a timeout and re-checks the stop
-  event; the consumer gets with a timeout and re-checks that its producers are still alive.
+* Threads pass items through ``BlockingQueue``s: ``buffered`` is one ``ThreadSource``; ``xmap_readers``
+  is a ``ThreadSource`` feeding ``(index, sample)`` tasks to mapper threads, which push their results
+  (each mapper ends with ``EndOfData``). A failure of the source becomes the last task, so with
+  ``order=True`` it surfaces after every sample before it; a mapper's failure is its last result.
+  Samples travel as they are.
 * The consumer is a generator whose ``finally`` (end of data, error, ``break``, ``close()``, garbage
-  collection) sets the stop event; threads then exit within ``POLL_INTERVAL``, after closing the
-  source iterator (a source stuck inside its own code is left to finish its current sample: Python
-  cannot interrupt a thread). Processes are terminated and joined (killed after ``JOIN_TIMEOUT``).
+  collection) closes the queues: threads stop at their next push or pop, after closing the source
+  iterator (a source busy in its own code finishes its current sample in the background). Processes are
+  stopped by ``loops.stop_processes`` (SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``).
 * What the consumer raises when a worker fails:
   ``buffered`` / ``xmap_readers``: ``ReaderKilledError`` (a SystemError, fluid's queue-killed
   wording), ``__cause__`` the original exception object, message with its type, text and traceback.
@@ -26,89 +27,31 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
-import queue
-import signal
 import threading
 from dataclasses import dataclass
 
-from minifluid.errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError, WorkerDiedError
+from minifluid.data.loops import (POLL_INTERVAL, PROCESS_JOIN_TIMEOUT, EndOfData, ThreadSource, describe_exit,
+                                  start_process, stop_processes)
+from minifluid.data.queue import END_OF_DATA, BlockingQueue
+from minifluid.errors import ExceptionWrapper, WorkerDiedError
 
 __all__ = ["MULTIPROCESS_READER_MESSAGE", "MultiprocessReaderError", "buffered", "multiprocess_reader",
            "xmap_readers"]
 
-POLL_INTERVAL = 0.05
-"""Seconds any worker or consumer blocks on a queue, pipe or condition before re-checking whether it
-must stop or whether its producers are still alive; it bounds how late a stop or a death is noticed."""
-
-JOIN_TIMEOUT = 1.0
-"""Seconds to wait for a terminated (SIGTERM) reader process before killing it (SIGKILL)."""
-
 MULTIPROCESS_READER_MESSAGE = "multiprocess reader raises an exception"
+
+_UNBOUNDED = 2**62
+"""Capacity of a queue asked for with size 0 ("unbounded")."""
 
 
 class MultiprocessReaderError(ValueError):
     """A ``multiprocess_reader`` child raised or died; fluid raised a bare ValueError here."""
 
 
-@dataclass(frozen=True)
-class _EndOfData:
-    """A producer sent its last sample; ``source`` says which child process it was."""
-    source: int = 0
-
-
 @dataclass(frozen=True, eq=False)
 class _WorkerFailed:
     """A producer caught an exception; the consumer raises it."""
     wrapper: ExceptionWrapper
-
-
-@dataclass(frozen=True)
-class _Stopped:
-    """Returned by ``_take`` when the stop event was set before an item arrived."""
-
-
-_END = _EndOfData()
-_STOPPED = _Stopped()
-
-
-# ---------------------------------------------------------------------------------------------------
-# Thread plumbing shared by buffered and xmap_readers.
-
-def _put(target_queue, item, stop_event):
-    """Put ``item`` unless ``stop_event`` is set first; returns whether it was put."""
-    while not stop_event.is_set():
-        try:
-            target_queue.put(item, timeout=POLL_INTERVAL)
-            return True
-        except queue.Full:
-            pass
-    return False
-
-
-def _take(source_queue, stop_event):
-    """Get the next item, or ``_STOPPED`` once ``stop_event`` is set."""
-    while not stop_event.is_set():
-        try:
-            return source_queue.get(timeout=POLL_INTERVAL)
-        except queue.Empty:
-            pass
-    return _STOPPED
-
-
-def _receive(source_queue, producers):
-    """Consumer side: get the next item; raise if every producer thread ended without sending one."""
-    while True:
-        try:
-            return source_queue.get(timeout=POLL_INTERVAL)
-        except queue.Empty:
-            if any(t.is_alive() for t in producers):
-                continue
-        try:  # a producer may have put its last item just before it ended
-            return source_queue.get_nowait()
-        except queue.Empty:
-            names = ", ".join(t.name for t in producers)
-            raise ReaderKilledError(f"{QUEUE_KILLED_MESSAGE}\n  Threads {names} ended without "
-                                    f"sending their end-of-data marker.") from None
 
 
 def _close(iterator):
@@ -122,24 +65,26 @@ def _failure(where=None):
     return _WorkerFailed(ExceptionWrapper(where=where or f"thread {threading.current_thread().name}"))
 
 
+def _capacity(size):
+    return size if size > 0 else _UNBOUNDED
+
+
+class _Read:
+    """``reader()``'s samples, the call made where they are iterated (in the feeder thread)."""
+
+    def __init__(self, reader):
+        self._reader, self._samples = reader, None
+
+    def __iter__(self):
+        self._samples = iter(self._reader())
+        return self._samples
+
+    def close(self):
+        _close(self._samples)
+
+
 # ---------------------------------------------------------------------------------------------------
 # buffered
-
-def _buffer_loop(reader, sample_queue, stop_event):
-    """Thread body of ``buffered``: read the source into ``sample_queue``, then ``_END`` or a failure."""
-    try:
-        samples = iter(reader())
-        try:
-            for sample in samples:
-                if not _put(sample_queue, sample, stop_event):
-                    return
-        finally:
-            _close(samples)
-        last = _END
-    except BaseException:
-        last = _failure()
-    _put(sample_queue, last, stop_event)
-
 
 def buffered(reader, size):
     """Read ahead up to ``size`` samples in a daemon thread (``minifluid-buffered``).
@@ -157,21 +102,11 @@ def buffered(reader, size):
     """
 
     def buffered_reader():
-        sample_queue = queue.Queue(maxsize=size)
-        stop_event = threading.Event()
-        thread = threading.Thread(target=_buffer_loop, args=(reader, sample_queue, stop_event),
-                                  name="minifluid-buffered", daemon=True)
-        thread.start()
+        source = ThreadSource(_Read(reader), BlockingQueue(_capacity(size)), "minifluid-buffered")
         try:
-            while True:
-                item = _receive(sample_queue, [thread])
-                if isinstance(item, _EndOfData):
-                    return
-                if isinstance(item, _WorkerFailed):
-                    raise item.wrapper.error()
-                yield item
+            yield from source
         finally:
-            stop_event.set()
+            source.close()
 
     return buffered_reader
 
@@ -183,17 +118,17 @@ class _OrderGate:
     """Lets mapped results into the output queue one at a time, in source order (``order=True``).
 
     A worker holding result ``i`` sleeps on a condition until result ``i - 1`` has been queued; it is
-    woken by ``advance`` (the timeout only serves to notice the stop event).
+    woken by ``advance`` (the timeout only serves to notice that the consumer stopped).
     """
 
     def __init__(self):
         self._next_index = 0
         self._turn = threading.Condition()
 
-    def wait_turn(self, index, stop_event):
+    def wait_turn(self, index, stopped):
         with self._turn:
             while self._next_index != index:
-                if stop_event.is_set():
+                if stopped():
                     return False
                 self._turn.wait(POLL_INTERVAL)
         return True
@@ -204,40 +139,33 @@ class _OrderGate:
             self._turn.notify_all()
 
 
-def _xmap_feed_loop(reader, task_queue, stop_event, num_workers):
-    """Feeder thread of ``xmap_readers``: queue ``(index, sample)`` tasks, then one end task per worker.
+class _Tasks(_Read):
+    """``(index, sample)`` tasks of ``reader()``; a failure of the source is the last task."""
 
-    A failure of the source becomes a task too, so with ``order=True`` it surfaces after every sample
-    the source produced before it.
-    """
-    index = 0
-    try:
-        samples = iter(reader())
+    def __iter__(self):
+        return self._tasks()
+
+    def _tasks(self):
+        index = 0
         try:
-            for sample in samples:
-                if not _put(task_queue, (index, sample), stop_event):
-                    return
+            self._samples = iter(self._reader())
+            for sample in self._samples:
+                yield index, sample
                 index += 1
-        finally:
-            _close(samples)
-        last_tasks = [(index, _END)] * num_workers
-    except BaseException:
-        last_tasks = [(index, _failure())]
-    for task in last_tasks:
-        if not _put(task_queue, task, stop_event):
-            return
+        except GeneratorExit:  # closed by the consumer's stop: nothing to report
+            raise
+        except BaseException:
+            yield index, _failure()
 
 
-def _xmap_work_loop(mapper, task_queue, result_queue, stop_event, gate):
-    """Worker thread of ``xmap_readers``: map tasks into ``result_queue`` (in order when ``gate``)."""
+def _xmap_work_loop(mapper, tasks, results, gate, worker_id):
+    """Mapper thread of ``xmap_readers``: map tasks into ``results`` (in order when ``gate``)."""
     while True:
-        task = _take(task_queue, stop_event)
-        if task is _STOPPED:
+        task = tasks.pop()
+        if task is END_OF_DATA:
+            results.push(EndOfData(worker_id))
             return
         index, sample = task
-        if isinstance(sample, _EndOfData):
-            _put(result_queue, _END, stop_event)
-            return
         if isinstance(sample, _WorkerFailed):
             result = sample
         else:
@@ -245,9 +173,9 @@ def _xmap_work_loop(mapper, task_queue, result_queue, stop_event, gate):
                 result = mapper(sample)
             except BaseException:
                 result = _failure()
-        if gate is not None and not gate.wait_turn(index, stop_event):
+        if gate is not None and not gate.wait_turn(index, results.is_closed):
             return
-        was_put = _put(result_queue, result, stop_event)
+        was_put = results.push(result)
         if gate is not None:
             gate.advance()
         if not was_put or isinstance(result, _WorkerFailed):
@@ -273,30 +201,27 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
         raise ValueError("xmap_readers needs process_num >= 1, but got process_num={}".format(process_num))
 
     def xmapped_reader():
-        task_queue = queue.Queue(maxsize=buffer_size)
-        result_queue = queue.Queue(maxsize=buffer_size)
-        stop_event = threading.Event()
+        results = BlockingQueue(_capacity(buffer_size))
+        feeder = ThreadSource(_Tasks(reader), BlockingQueue(_capacity(buffer_size)), "minifluid-xmap-feed")
         gate = _OrderGate() if order else None
-        feeder = threading.Thread(target=_xmap_feed_loop, args=(reader, task_queue, stop_event, process_num),
-                                  name="minifluid-xmap-feed", daemon=True)
-        workers = [threading.Thread(target=_xmap_work_loop,
-                                    args=(mapper, task_queue, result_queue, stop_event, gate),
-                                    name=f"minifluid-xmap-{i}", daemon=True)
-                   for i in range(process_num)]
-        for thread in [feeder, *workers]:
+        workers = [threading.Thread(target=_xmap_work_loop, args=(mapper, feeder.queue, results, gate, i),
+                                    name=f"minifluid-xmap-{i}", daemon=True) for i in range(process_num)]
+        for thread in workers:
             thread.start()
+        results.watch_producer(lambda: any(t.is_alive() for t in workers))
         try:
             running = process_num
             while running:
-                item = _receive(result_queue, workers)
-                if isinstance(item, _EndOfData):
+                item = results.pop()
+                if isinstance(item, EndOfData):
                     running -= 1
                 elif isinstance(item, _WorkerFailed):
                     raise item.wrapper.error()
                 else:
                     yield item
         finally:
-            stop_event.set()
+            results.close()  # a mapper's next push returns False
+            feeder.close()  # and mappers waiting for a task see the end
 
     return xmapped_reader
 
@@ -305,7 +230,7 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
 # multiprocess_reader
 
 def _mp_reader_loop(reader, send, index):
-    """Child process body of ``multiprocess_reader``: send pickled samples, then ``_EndOfData``.
+    """Child process body of ``multiprocess_reader``: send pickled samples, then ``EndOfData``.
 
     Samples are pickled here, not by a queue's feeder thread, so a sample that cannot be pickled is
     reported as this child's failure instead of being dropped.
@@ -315,7 +240,7 @@ def _mp_reader_loop(reader, send, index):
             if sample is None:
                 raise ValueError("sample has None")
             send(pickle.dumps(sample, protocol=pickle.HIGHEST_PROTOCOL))
-        last = _EndOfData(source=index)
+        last = EndOfData(source=index)
     except BaseException:
         last = _failure(f"process {multiprocessing.current_process().name} (pid {os.getpid()})")
     try:
@@ -326,15 +251,9 @@ def _mp_reader_loop(reader, send, index):
 
 def _died_error(process):
     """The consumer-side error for a child that ended without sending its end-of-data marker."""
-    process.join(JOIN_TIMEOUT)  # reap it, so the exit code is known
-    code = process.exitcode
-    how = f"exit code {code}"
-    if code is not None and code < 0:
-        try:
-            how += f", killed by {signal.Signals(-code).name}"
-        except ValueError:
-            how += f", killed by signal {-code}"
-    detail = f"process {process.name} (pid {process.pid}) died ({how}) before sending all its samples"
+    process.join(PROCESS_JOIN_TIMEOUT)  # reap it, so the exit code is known
+    detail = (f"process {process.name} (pid {process.pid}) ended before sending all its samples: it "
+              f"{describe_exit(process)}")
     error = MultiprocessReaderError(f"{MULTIPROCESS_READER_MESSAGE}: {detail}")
     error.__cause__ = WorkerDiedError(detail)
     return error
@@ -352,25 +271,13 @@ def _pipe_messages(connections, processes):
                 message = None
             if message is None:  # (raised outside the handler: ``from None`` would drop the cause)
                 raise _died_error(live[conn])
-            if isinstance(message, _EndOfData):
+            if isinstance(message, EndOfData):
                 del live[conn]
             yield message
         if not ready:
             for conn, process in live.items():
                 if process.exitcode is not None and not conn.poll():
                     raise _died_error(process)
-
-
-def _stop_processes(processes):
-    for process in processes:
-        if process.exitcode is None:
-            process.terminate()
-    for process in processes:
-        process.join(JOIN_TIMEOUT)
-        if process.exitcode is None:
-            process.kill()
-            process.join()
-        process.close()
 
 
 def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
@@ -396,27 +303,26 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
         raise ValueError("multiprocess_reader needs at least one reader")
 
     def mp_reader():
-        context = multiprocessing.get_context("fork")
         processes, connections = [], []
         try:
             for index, reader in enumerate(readers):
-                receiver, sender = context.Pipe(duplex=False)
+                receiver, sender = multiprocessing.Pipe(duplex=False)
                 connections.append(receiver)
-                process = context.Process(target=_mp_reader_loop, args=(reader, sender.send_bytes, index),
-                                          name=f"minifluid-mpreader-{index}", daemon=True)
                 try:
-                    process.start()
+                    processes.append(start_process(_mp_reader_loop, (reader, sender.send_bytes, index),
+                                                   f"minifluid-mpreader-{index}"))
                 finally:  # only the child may hold the write end, so its death reads as EOF
                     sender.close()
-                processes.append(process)
             for message in _pipe_messages(connections, processes):
                 if isinstance(message, _WorkerFailed):
                     raise message.wrapper.error(MultiprocessReaderError, MULTIPROCESS_READER_MESSAGE)
-                if not isinstance(message, _EndOfData):
+                if not isinstance(message, EndOfData):
                     yield message
         finally:
-            _stop_processes(processes)
-            for conn in connections:
-                conn.close()
+            try:
+                stop_processes(processes)
+            finally:
+                for conn in connections:
+                    conn.close()
 
     return mp_reader

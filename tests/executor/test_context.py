@@ -106,9 +106,9 @@ def _counting_builds(monkeypatch):
     built = []
     real = executor_module.build_plan
 
-    def build_plan(program, feed_names, fetch_names, block_idx=0, to_device=None):
+    def build_plan(program, feed_names, fetch_names, block_idx=0, *rest):
         built.append(block_idx)
-        return real(program, feed_names, fetch_names, block_idx, to_device)
+        return real(program, feed_names, fetch_names, block_idx, *rest)
     monkeypatch.setattr(executor_module, "build_plan", build_plan)
     return built
 

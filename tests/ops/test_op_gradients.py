@@ -7,7 +7,8 @@ import pytest
 
 import minifluid  # noqa: F401  (registers every op)
 from minifluid.ops.registry import registered_ops
-from minifluid.testing import check_op
+from minifluid.lod_tensor import LoDTensor
+from minifluid.testing import call_grad, call_kernel, check_op
 
 from . import dense_cases
 
@@ -410,13 +411,20 @@ def test_registered_op_has_a_gradient_or_says_it_has_none(op_type):
                            "register the op with no_gradient=True")
     if spec.grad is not None:  # a grad kernel: backward appends <type>_grad, whose spec is derived from it
         grad_spec = registered_ops()[op_type + "_grad"]
-        assert grad_spec.forward is spec and grad_spec.kernel is None
+        assert grad_spec.forward is spec and (grad_spec.kernel is None) != spec.context  # context: ExecutionContext
 
 
 def _to32(value):
     if isinstance(value, list):
         return [_to32(v) for v in value]
+    value = np.asarray(value)
     return value.astype(np.float32) if value.dtype == np.float64 else value
+
+
+def _lods(inputs):
+    """(slot, index) -> LoD of the LoDTensor inputs of a case (what a context kernel reads)."""
+    return {(slot, i): a.recursive_sequence_lengths() for slot, v in inputs.items()
+            for i, a in enumerate(v if isinstance(v, list) else [v]) if isinstance(a, LoDTensor)}
 
 
 @pytest.mark.parametrize("op_type, kwargs, post",  # cast and auc (a float64 AUC) choose their output dtype
@@ -425,7 +433,8 @@ def test_float32_inputs_give_float32_outputs_and_grads(op_type, kwargs, post):
     spec = registered_ops()[op_type]
     attrs = {**spec.attrs, **kwargs.get("attrs", {})}
     ins = tuple(_to32(kwargs["inputs"][s]) if s in kwargs["inputs"] else None for s in spec.inputs)
-    outs = spec.kernel(attrs, *ins)
+    lods = _lods(kwargs["inputs"])
+    outs = call_kernel(spec, attrs, ins, lods)
     outs = (outs,) if len(spec.outputs) == 1 else tuple(outs)
     flat = [a for o in outs if o is not None for a in (o if isinstance(o, list) else [o])]
     assert all(a.dtype != np.float64 for a in flat), [a.dtype for a in flat]
@@ -434,7 +443,7 @@ def test_float32_inputs_give_float32_outputs_and_grads(op_type, kwargs, post):
     douts = tuple(None if o is None or (not isinstance(o, list) and o.dtype.kind != "f") else
                   [np.ones_like(a) for a in o] if isinstance(o, list) else np.ones_like(o) for o in outs)
     need = tuple(i is not None and s not in spec.no_grad_inputs for s, i in zip(spec.inputs, ins))
-    grads = spec.grad(attrs, ins, outs, douts, need)
+    grads = call_grad(spec, attrs, ins, outs, douts, need, lods)
     flat = [a for g in grads if g is not None for a in (g if isinstance(g, list) else [g])]
     assert flat and all(a.dtype == np.float32 for a in flat), [a.dtype for a in flat]
 
