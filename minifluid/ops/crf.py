@@ -13,6 +13,7 @@ column j). LogLikelihood is, as in fluid, the *negative* log-likelihood log Z - 
 import numpy as np
 
 from .registry import register_grad, register_op
+from .rnn import shape_differs
 
 
 class _Padded:
@@ -111,7 +112,7 @@ def _label_score(emission, trans, labels, lay):
 
 def _crf_infer(attrs, emission, transition, label, length):
     d = emission.shape[-1]
-    if list(transition.shape) != [d + 2, d]:
+    if shape_differs(transition.shape, (d + 2, d)):
         raise ValueError(f"linear_chain_crf: the shape of Input(Transition) should be [{d + 2}, {d}] (tag number "
                          f"{d} from Input(Emission)), but received {list(transition.shape)}.")
     n = emission.shape[0] if length is not None else -1

@@ -280,19 +280,24 @@ def _batch_grads(steps, douts):
 
 
 # --- lstm ------------------------------------------------------------------------------------------------
+def shape_differs(shape, want):
+    """A build-time shape is not ``want`` (an unknown dimension, -1, matches anything)."""
+    return len(shape) != len(want) or any(s != w and s >= 0 and w >= 0 for s, w in zip(shape, want))
+
+
 def _check_lstm(op_type, x, weight, bias, attrs, rows):
     d = weight.shape[1] // 4
     if len(x.shape) != 2:
         raise ValueError(f"{op_type}: Input(X)'s rank must be 2, but received {len(x.shape)}.")
-    if x.shape[1] != 4 * d:
+    if shape_differs(x.shape, (-1, 4 * d)):
         raise ValueError(f"{op_type}: the second dimension of Input(Input) should be 4 * {d} (4 times the hidden "
                          f"size), but received {x.shape[1]}.")
-    if len(weight.shape) != 2 or weight.shape[0] != rows or weight.shape[1] != 4 * d:
+    if shape_differs(weight.shape, (rows, 4 * d)):
         raise ValueError(f"{op_type}: the shape of Input(Weight) should be [{rows}, {4 * d}], but received "
                          f"{list(weight.shape)}.")
     if bias is not None:
         width = 7 * d if attrs["use_peepholes"] else 4 * d
-        if list(bias.shape) != [1, width]:
+        if shape_differs(bias.shape, (1, width)):
             raise ValueError(f"{op_type}: the shape of Input(Bias) should be [1, {width}] "
                              f"({'enable' if attrs['use_peepholes'] else 'disable'} peepholes connection), but "
                              f"received {list(bias.shape)}.")
@@ -337,7 +342,7 @@ def _proj(attrs, proj_weight):
 def _lstmp_infer(attrs, x, h0, c0, weight, proj_weight, bias):
     p = proj_weight.shape[1]
     d = _check_lstm("lstmp", x, weight, bias, attrs, p)
-    if list(proj_weight.shape) != [d, p]:
+    if shape_differs(proj_weight.shape, (d, p)):
         raise ValueError(f"lstmp: the first dimension of Input(ProjWeight) should be {d}, but received "
                          f"{proj_weight.shape[0]}.")
     out = ((x.shape[0], d), x.dtype)
@@ -376,14 +381,14 @@ def _gru_weights(weight):
 
 
 def _gru_infer(attrs, x, h0, weight, bias):
-    d = weight.shape[0]
-    if len(weight.shape) != 2 or weight.shape[1] != 3 * d:
+    d = weight.shape[1] // 3
+    if shape_differs(weight.shape, (d, 3 * d)):
         raise ValueError(f"gru: the shape of Input(Weight) should be [{d}, {3 * d}], but received "
                          f"{list(weight.shape)}.")
-    if len(x.shape) != 2 or x.shape[1] != 3 * d:
+    if shape_differs(x.shape, (-1, 3 * d)):
         raise ValueError(f"gru: the input width should be 3 * frame size ({3 * d}), but received "
                          f"{list(x.shape)} (Input(Input)).")
-    if bias is not None and list(bias.shape) != [1, 3 * d]:
+    if bias is not None and shape_differs(bias.shape, (1, 3 * d)):
         raise ValueError(f"gru: the shape of Input(Bias) should be [1, {3 * d}], but received {list(bias.shape)}.")
     out = ((x.shape[0], d), x.dtype)
     return out, (tuple(x.shape), x.dtype), out, out

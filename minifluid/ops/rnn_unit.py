@@ -4,7 +4,7 @@ time step (ops/rnn.py), with the same weight layout."""
 import numpy as np
 
 from .registry import register_grad, register_op
-from .rnn import _ACTS, _gru_weights, gru_step, gru_step_grad
+from .rnn import _ACTS, _gru_weights, gru_step, gru_step_grad, shape_differs
 
 _GRU_UNIT_ACTS = ("identity", "sigmoid", "tanh", "relu")  # the op's integer activation codes
 
@@ -21,17 +21,17 @@ def _unit_acts(attrs):
 
 
 def _gru_unit_infer(attrs, x, h_prev, weight, bias):
-    n, d = x.shape[0], weight.shape[0]
-    if x.shape[1] != 3 * d:
+    n, d = x.shape[0], weight.shape[1] // 3
+    if shape_differs(x.shape, (-1, 3 * d)):
         raise ValueError(f"gru_unit: the Input(Input) should have width 3 * {d} (frame size), but received "
                          f"{list(x.shape)}.")
-    if list(weight.shape) != [d, 3 * d]:
+    if shape_differs(weight.shape, (d, 3 * d)):
         raise ValueError(f"gru_unit: the shape of Input(Weight) should be [{d}, {3 * d}], but received "
                          f"{list(weight.shape)}.")
-    if h_prev.shape[1] != d:
+    if shape_differs(h_prev.shape, (-1, d)):
         raise ValueError(f"gru_unit: the Input(HiddenPrev) should have width {d} (frame size), but received "
                          f"{list(h_prev.shape)}.")
-    if bias is not None and list(bias.shape) != [1, 3 * d]:
+    if bias is not None and shape_differs(bias.shape, (1, 3 * d)):
         raise ValueError(f"gru_unit: the shape of Input(Bias) should be [1, {3 * d}], but received "
                          f"{list(bias.shape)}.")
     return (tuple(x.shape), x.dtype), ((n, d), x.dtype), ((n, d), x.dtype)
@@ -70,7 +70,7 @@ def _lstm_unit_infer(attrs, x, c_prev):
     if len(x.shape) != 2 or len(c_prev.shape) != 2:
         raise ValueError(f"lstm_unit: Input(X) and Input(C_prev) must be 2-D, got {list(x.shape)} and "
                          f"{list(c_prev.shape)}")
-    if x.shape[1] != 4 * c_prev.shape[1]:
+    if shape_differs(x.shape, (-1, 4 * c_prev.shape[1])):
         raise ValueError(f"lstm_unit: the second dimension of Input(X) should be 4 * {c_prev.shape[1]} (4 times "
                          f"that of Input(C_prev)), but received {x.shape[1]}.")
     meta = (tuple(c_prev.shape), c_prev.dtype)
