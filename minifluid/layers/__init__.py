@@ -7,7 +7,7 @@ from .image import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
 from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
-from .rnn import *  # noqa: F401,F403
+from .recurrent import *  # noqa: F401,F403
 from .sequence_label import *  # noqa: F401,F403
 from .helper import LayerHelper
 from .io import double_buffer, read_file

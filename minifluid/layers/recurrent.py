@@ -37,6 +37,17 @@ def _check_size(layer, size, parts, input, what):
                          f"{list(input.shape)} (project the input with fc(input, size={size}) first)")
 
 
+def _lstm_arguments(layer, input, size, bias_attr, h_0, c_0, h_width):
+    """fluid's argument checks of dynamic_lstm(p); returns (hidden size, h_0, c_0)."""
+    assert bias_attr is not False, f"bias_attr should not be False in {layer}."
+    check_variable_and_dtype(input, "input", _FLOATS, layer)
+    _check_size(layer, size, 4, input, "4 times the hidden size")
+    h_0, c_0 = _initial_state(layer, "h_0", h_0, h_width), _initial_state(layer, "c_0", c_0, size // 4)
+    if (h_0 is None) != (c_0 is None):
+        raise ValueError(f"{layer}: h_0 and c_0 must be given together (or neither)")
+    return size // 4, h_0, c_0
+
+
 def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=None, use_peepholes=True,
                  is_reverse=False, gate_activation="sigmoid", cell_activation="tanh", candidate_activation="tanh",
                  dtype="float32", name=None):
@@ -44,13 +55,7 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
     usually an fc output). Weight ``lstm_<n>.w_0`` is [hidden, 4 * hidden]; bias ``lstm_<n>.b_0`` is
     [1, 7 * hidden] with peepholes, else [1, 4 * hidden]. Returns (hidden, cell), both [T, hidden] with the
     input's LoD."""
-    assert bias_attr is not False, "bias_attr should not be False in dynamic_lstm."
-    check_variable_and_dtype(input, "input", _FLOATS, "dynamic_lstm")
-    _check_size("dynamic_lstm", size, 4, input, "4 times the hidden size")
-    d = size // 4
-    h_0, c_0 = _initial_state("dynamic_lstm", "h_0", h_0, d), _initial_state("dynamic_lstm", "c_0", c_0, d)
-    if (h_0 is None) != (c_0 is None):
-        raise ValueError("dynamic_lstm: h_0 and c_0 must be given together (or neither)")
+    d, h_0, c_0 = _lstm_arguments("dynamic_lstm", input, size, bias_attr, h_0, c_0, size // 4)
     helper = LayerHelper("lstm", input=input, param_attr=param_attr, bias_attr=bias_attr, name=name)
     weight = helper.create_parameter(attr=helper.param_attr, shape=[d, 4 * d], dtype=dtype)
     bias = helper.create_parameter(attr=helper.bias_attr, shape=[1, (7 if use_peepholes else 4) * d], dtype=dtype,
@@ -73,13 +78,7 @@ def dynamic_lstmp(input, size, proj_size, param_attr=None, bias_attr=None, use_p
     Weight [proj_size, size] (``lstmp_<n>.w_0``), ProjWeight [size / 4, proj_size] (``.w_1``), bias as
     dynamic_lstm's. h_0 is the initial projection [N, proj_size]; c_0 the initial cell [N, size / 4].
     Returns (projection [T, proj_size], cell [T, size / 4])."""
-    assert bias_attr is not False, "bias_attr should not be False in dynamic_lstmp."
-    check_variable_and_dtype(input, "input", _FLOATS, "dynamic_lstmp")
-    _check_size("dynamic_lstmp", size, 4, input, "4 times the hidden size")
-    d = size // 4
-    h_0, c_0 = _initial_state("dynamic_lstmp", "h_0", h_0, proj_size), _initial_state("dynamic_lstmp", "c_0", c_0, d)
-    if (h_0 is None) != (c_0 is None):
-        raise ValueError("dynamic_lstmp: h_0 and c_0 must be given together (or neither)")
+    d, h_0, c_0 = _lstm_arguments("dynamic_lstmp", input, size, bias_attr, h_0, c_0, proj_size)
     for label, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
         if clip is not None and clip < 0:
             raise ValueError(f"{label} should not be negative.")
