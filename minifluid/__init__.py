@@ -9,6 +9,7 @@ from . import backward, clip, initializer, optimizer, regularizer
 from . import io, metrics, nets, transpiler
 from . import dygraph
 from . import contrib
+from . import dataset  # paddle.dataset's readers, with fluid.dataset's DatasetFactory (see its NOTE)
 from .dygraph import disable_dygraph, enable_dygraph
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder

@@ -21,9 +21,13 @@ checkpoints, layers.device, memory_optimize; about 520 code lines) raises it by 
 fluid.dataset's file datasets (issue 26) raise it by 800 to 14,900: they came to 764 code lines (the
 vectorised MultiSlot parser 274, QueueDataset/InMemoryDataset with both APIs 305, their loader
 threads, DataLoader.from_dataset and train_from_dataset 182) when the package was at 13,995.
-Issue 16's recurrent units and CRF raise it by 900 to 15,800: they came to 922 code lines (lstm, lstmp and gru
+Finishing issue 15 raises it by 400 to 15,300: fluid 1.8's remaining dataset functions (each module's
+fetch, common.fetch_all, uci_housing.fluid_model / feature_range, image.batch_images_from_tar, mnist's
+reader_creator, imikolov.word_count; about 140 lines) and the vectorised tokeniser and tar walker that make
+a full pass over imdb's real-size archive cost a few seconds, when the package was at 14,851.
+Issue 16's recurrent units and CRF raise it by 900 to 16,200: they came to 922 code lines (lstm, lstmp and gru
 over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
-cos_sim 30, their layers 186) when the package was at 15,777.
+cos_sim 30, their layers 186) when the package was at 15,913 with them.
 """
 import ast
 import io
@@ -34,7 +38,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 15_800
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 16_200
 
 
 def code_lines(path):

@@ -136,6 +136,22 @@ class _ProxyModule(types.ModuleType):
     def __dir__(self):
         return dir(object.__getattribute__(self, "_target"))
 
+    # NOTE [ assignments reach minifluid ]: a script's ``paddle.dataset.common.DATA_HOME = path`` (or
+    # ``fluid.x = y``) must change what minifluid reads, so a name is set on (deleted from) the module
+    # behind the proxy. Dunders (the import system's __spec__, __path__ ...) and submodules (the finder
+    # binds each child proxy to its parent) stay on the proxy.
+    def __setattr__(self, attr, value):
+        if attr.startswith("__") or isinstance(value, types.ModuleType):
+            super().__setattr__(attr, value)
+        else:
+            setattr(object.__getattribute__(self, "_target"), attr, value)
+
+    def __delattr__(self, attr):
+        if attr.startswith("__") or attr in self.__dict__:
+            super().__delattr__(attr)
+        else:
+            delattr(object.__getattribute__(self, "_target"), attr)
+
 
 class _Loader(importlib.abc.Loader):
     def create_module(self, spec):

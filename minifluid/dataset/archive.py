@@ -9,11 +9,12 @@ before its trailer, truncated. ``gzip.GzipFile`` is replaced by ``_Gunzip`` for 
 zlib call per MB of input instead of one Python-level call per 8 KB.
 """
 import contextlib
+import os
 import zlib
 
 from .common import format_error, guard
 
-__all__ = ['tar_members', 'tar_read', 'missing_member', 'zip_open']
+__all__ = ['tar_members', 'tar_read', 'tar_extract', 'missing_member', 'zip_open']
 
 BLOCK = 512
 _CHUNK = 1 << 20
@@ -171,6 +172,19 @@ def tar_read(path, names):
                 if len(got) == len(want):
                     return got
     raise missing_member(path, sorted(want - set(got)), seen)
+
+
+def tar_extract(path, dest):
+    """Write every regular file of the archive under folder ``dest``; a member whose name is absolute or
+    climbs out with ``..`` is a ``DatasetFormatError`` (nothing is written outside ``dest``)."""
+    for member in tar_members(path):
+        parts = member.name.split('/')
+        if member.name.startswith('/') or '..' in parts:
+            raise format_error(path, 'member %s would be written outside %s' % (member.name, dest))
+        target = os.path.join(dest, *parts)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, 'wb') as f:
+            f.write(member.read())
 
 
 def missing_member(path, missing, present):

@@ -75,3 +75,8 @@ def train10(cycle=False):
 def test10(cycle=False):
     """CIFAR-10 test reader (``test_batch``): ``(float32 [3072] in [0, 1], label in [0, 9])``."""
     return _creator(CIFAR10_URL, CIFAR10_MD5, 'test_batch', cycle)
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return common.fetch_files('cifar', (CIFAR10_URL, CIFAR10_MD5), (CIFAR100_URL, CIFAR100_MD5))

@@ -28,8 +28,8 @@ import warnings
 import zipfile
 import zlib
 
-__all__ = ['DATA_HOME', 'download', 'md5file', 'split', 'cluster_files_reader', 'ENV_VAR',
-           'DatasetNotFoundError', 'DatasetFormatError', 'DatasetMD5Warning']
+__all__ = ['DATA_HOME', 'download', 'md5file', 'split', 'cluster_files_reader', 'ENV_VAR', 'must_mkdirs',
+           'fetch_all', 'DatasetNotFoundError', 'DatasetFormatError', 'DatasetMD5Warning']
 
 DATA_HOME = os.path.expanduser('~/.cache/paddle/dataset')
 ENV_VAR = 'MINIFLUID_DATA_HOME'
@@ -83,6 +83,33 @@ def locate(module_name, names, url, md5sum):
         'dataset file %s not found; searched %s. Paddle downloads it from %s (md5 %s); minifluid never '
         'downloads: put the file in one of those folders%s'
         % (' or '.join(names), ', '.join('%s (%s)' % d for d in dirs), url, md5sum, hint))
+
+
+def must_mkdirs(path):
+    """Create folder ``path`` and its parents; no error when it exists."""
+    os.makedirs(path, exist_ok=True)
+
+
+def fetch_files(module_name, *files):
+    """Paths of ``(url, md5)`` files of one module (``download`` each): what each module's ``fetch()`` does."""
+    return [download(url, module_name, md5) for url, md5 in files]
+
+
+def fetch_all():
+    """Check that every dataset module's files are present and have Paddle's MD5 (each module's
+    ``fetch()``); nothing is downloaded. Every missing file is named in one ``DatasetNotFoundError``."""
+    import importlib
+    package = importlib.import_module(__package__)
+    missing = []
+    for name in package.__all__:
+        fetch = getattr(getattr(package, name), 'fetch', None)
+        try:
+            if fetch is not None:
+                fetch()
+        except DatasetNotFoundError as e:
+            missing.append('%s: %s' % (name, e))
+    if missing:
+        raise DatasetNotFoundError('%d dataset module(s) lack files:\n%s' % (len(missing), '\n'.join(missing)))
 
 
 def md5file(fname):

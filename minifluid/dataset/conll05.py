@@ -142,3 +142,9 @@ def test():
     word_dict, verb_dict, label_dict = get_dict()
     reader = corpus_reader(common.download(DATA_URL, 'conll05st', DATA_MD5), WORDS_NAME, PROPS_NAME)
     return reader_creator(reader, word_dict, verb_dict, label_dict)
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return common.fetch_files('conll05st', (WORDDICT_URL, WORDDICT_MD5), (VERBDICT_URL, VERBDICT_MD5),
+                              (TRGDICT_URL, TRGDICT_MD5), (EMB_URL, EMB_MD5), (DATA_URL, DATA_MD5))

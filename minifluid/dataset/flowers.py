@@ -102,3 +102,8 @@ def test(mapper=test_mapper, buffered_size=1024, use_xmap=True, cycle=False):
 def valid(mapper=test_mapper, buffered_size=1024, use_xmap=True):
     """Validation reader (``valid``, 1,020 images): ``(float32 [150528], label in [0, 101])``."""
     return _creator(VALID_FLAG, mapper, buffered_size, use_xmap)
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return common.fetch_files('flowers', (DATA_URL, DATA_MD5), (LABEL_URL, LABEL_MD5), (SETID_URL, SETID_MD5))

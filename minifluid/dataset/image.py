@@ -13,11 +13,12 @@ Pillow is imported at first use: without it, each function raises ``ImportError`
 """
 import io
 import os
+import pickle
 
 import numpy as np
 
 __all__ = ["load_image_bytes", "load_image", "resize_short", "to_chw", "center_crop", "random_crop",
-           "left_right_flip", "simple_transform", "load_and_transform"]
+           "left_right_flip", "simple_transform", "load_and_transform", "batch_images_from_tar"]
 
 
 def _pil():
@@ -44,6 +45,39 @@ def _decode(source, what, is_color):
             return _to_array(img, is_color)
     except (OSError, SyntaxError, ValueError) as e:  # PIL.UnidentifiedImageError is an OSError
         raise ValueError("cannot decode %s as an image: %s" % (what, e)) from e
+
+
+def batch_images_from_tar(data_file, dataset_name, img2label, num_per_batch=1024):
+    """Copy the images of tar ``data_file`` named in ``img2label`` (``{member name: label}``) into pickled
+    batch files ``<data_file>_batch/<dataset_name>/batch_<i>`` (``{'label': [...], 'data': [jpeg bytes]}``,
+    ``num_per_batch`` images each, archive order), and return the list file ``<data_file>_batch/
+    <dataset_name>.txt`` naming them. When the batch folder exists, nothing is read or written again."""
+    from . import archive
+    batch_dir = data_file + "_batch"
+    out_path, meta_file = os.path.join(batch_dir, dataset_name), os.path.join(batch_dir, dataset_name + ".txt")
+    if os.path.exists(out_path):
+        return meta_file
+    os.makedirs(out_path)
+    batches, data, labels = [], [], []
+
+    def dump():
+        batches.append(os.path.abspath(os.path.join(out_path, "batch_%d" % len(batches))))
+        with open(batches[-1], "wb") as f:
+            pickle.dump({"label": labels[:], "data": data[:]}, f, protocol=2)
+        del data[:], labels[:]
+
+    for member in archive.tar_members(data_file):
+        name = member.name if member.name in img2label else "./" + member.name
+        if name in img2label:
+            data.append(member.read())
+            labels.append(img2label[name])
+            if len(data) == num_per_batch:
+                dump()
+    if data:
+        dump()
+    with open(meta_file, "a") as meta:
+        meta.writelines(path + "\n" for path in batches)
+    return meta_file
 
 
 def load_image_bytes(bytes, is_color=True):

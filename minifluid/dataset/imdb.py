@@ -130,3 +130,8 @@ def test(word_idx):
 def word_dict():
     """The train + test dictionary with fluid's cutoff of 150 (a new dict on every call)."""
     return build_dict(re.compile(r"aclImdb/((train)|(test))/((pos)|(neg))/.*\.txt$"), 150)
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return common.fetch_files('imdb', (URL, MD5))

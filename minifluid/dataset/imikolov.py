@@ -33,15 +33,28 @@ def _archive():
     return common.download(URL, 'imikolov', MD5)
 
 
+def word_count(f, word_freq=None):
+    """Add the words of each line of ``f`` (a file or any iterable of lines) and one ``'<s>'`` and one
+    ``'<e>'`` per line to ``word_freq`` (a new ``defaultdict(int)`` when None); returns it."""
+    if word_freq is None:
+        word_freq = collections.defaultdict(int)
+    counts, lines = collections.Counter(), 0
+    for line in f:
+        counts.update(line.split())
+        lines += 1
+    if lines:
+        counts['<s>'] += lines
+        counts['<e>'] += lines
+    for word, count in counts.items():
+        word_freq[word] = word_freq.get(word, 0) + count
+    return word_freq
+
+
 def _word_freq(path):
     members = archive.tar_read(path, [TRAIN_FILE, TEST_FILE])
-    word_freq = collections.Counter()
+    word_freq = {}
     for name in (TRAIN_FILE, TEST_FILE):
-        lines = common.split_lines(members[name[2:]])
-        for line in lines:
-            word_freq.update(line.split())
-        word_freq['<s>'] += len(lines)
-        word_freq['<e>'] += len(lines)
+        word_count(common.split_lines(members[name[2:]]), word_freq)
     return word_freq
 
 
@@ -103,3 +116,8 @@ def train(word_idx, n, data_type=DataType.NGRAM):
 def test(word_idx, n, data_type=DataType.NGRAM):
     """Test reader over ``ptb.valid.txt``: n-gram tuples, or (src, trg) id lists for ``DataType.SEQ``."""
     return reader_creator(TEST_FILE, word_idx, n, data_type)
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return common.fetch_files('imikolov', (URL, MD5))

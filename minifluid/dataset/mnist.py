@@ -56,20 +56,27 @@ def _read_idx(path, magic, ndim):
     return common.cached(path, 'idx', parse)
 
 
-def _reader(image_url, image_md5, label_url, label_md5):
-    images_path, labels_path = _find(image_url, image_md5), _find(label_url, label_md5)
+def reader_creator(image_filename, label_filename, buffer_size):
+    """Reader over one IDX image file (gzipped or not) and its label file, converting ``buffer_size``
+    samples at a time."""
+    if not (isinstance(buffer_size, int) and buffer_size > 0):
+        raise ValueError('mnist.reader_creator: buffer_size must be a positive int, got %r' % (buffer_size,))
 
     def reader():
-        images = _read_idx(images_path, _IMAGES_MAGIC, 3)
-        labels = _read_idx(labels_path, _LABELS_MAGIC, 1)
+        images = _read_idx(image_filename, _IMAGES_MAGIC, 3)
+        labels = _read_idx(label_filename, _LABELS_MAGIC, 1)
         if len(images) != len(labels):
-            raise common.format_error(images_path, '%d images but %s has %d labels'
-                                      % (len(images), labels_path, len(labels)))
+            raise common.format_error(image_filename, '%d images but %s has %d labels'
+                                      % (len(images), label_filename, len(labels)))
         flat = images.reshape(len(images), -1)
-        for start in range(0, len(labels), 100):
-            pixels = flat[start:start + 100].astype(np.float32) / 255.0 * 2.0 - 1.0
-            yield from zip(pixels, labels[start:start + 100].tolist())
+        for start in range(0, len(labels), buffer_size):
+            pixels = flat[start:start + buffer_size].astype(np.float32) / 255.0 * 2.0 - 1.0
+            yield from zip(pixels, labels[start:start + buffer_size].tolist())
     return reader
+
+
+def _reader(image_url, image_md5, label_url, label_md5):
+    return reader_creator(_find(image_url, image_md5), _find(label_url, label_md5), 100)
 
 
 def train():
@@ -80,3 +87,9 @@ def train():
 def test():
     """Reader over the 10k t10k set: ``(float32 [784] in [-1, 1], int label)``."""
     return _reader(TEST_IMAGE_URL, TEST_IMAGE_MD5, TEST_LABEL_URL, TEST_LABEL_MD5)
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return [_find(url, md5) for url, md5 in ((TRAIN_IMAGE_URL, TRAIN_IMAGE_MD5), (TRAIN_LABEL_URL, TRAIN_LABEL_MD5),
+                                             (TEST_IMAGE_URL, TEST_IMAGE_MD5), (TEST_LABEL_URL, TEST_LABEL_MD5))]

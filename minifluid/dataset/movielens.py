@@ -123,9 +123,18 @@ class _Meta:
         return values[:, 0], values[:, 1], values[:, 2] * 2 - 5.0
 
 
+MOVIE_INFO = None  # fluid's module globals: None until a function first reads the zip
+MOVIE_TITLE_DICT = None
+CATEGORIES_DICT = None
+USER_INFO = None
+
+
 def _meta():
+    global MOVIE_INFO, MOVIE_TITLE_DICT, CATEGORIES_DICT, USER_INFO
     path = common.download(URL, 'movielens', MD5)
-    return common.cached(path, 'movielens', lambda: _Meta(path))
+    meta = common.cached(path, 'movielens', lambda: _Meta(path))
+    MOVIE_INFO, MOVIE_TITLE_DICT, CATEGORIES_DICT, USER_INFO = meta.movies, meta.titles, meta.categories, meta.users
+    return meta
 
 
 def __reader__(rand_seed=0, test_ratio=0.1, is_test=False):
@@ -183,3 +192,13 @@ def user_info():
 def movie_info():
     """``{movie id: MovieInfo}``."""
     return _meta().movies
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded."""
+    return common.fetch_files('movielens', (URL, MD5))
+
+
+def unittest():
+    """Print the number of train and test samples."""
+    print(sum(1 for _ in train()()), sum(1 for _ in test()()))

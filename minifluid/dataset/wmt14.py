@@ -93,3 +93,9 @@ def get_dict(dict_size, reverse=True):
         src_dict = {v: k for k, v in src_dict.items()}
         trg_dict = {v: k for k, v in trg_dict.items()}
     return src_dict, trg_dict
+
+
+def fetch():
+    """Paths of this module's files, found and MD5-checked as the readers do; nothing is downloaded. Unlike
+    fluid, the pretrained model archive (``URL_MODEL``), which no reader uses, is not required."""
+    return common.fetch_files('wmt14', (URL_TRAIN, MD5_TRAIN))

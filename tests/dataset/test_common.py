@@ -104,3 +104,77 @@ def test_split_with_a_text_dumper(tmp_path):
     suffix = str(tmp_path / 'p-%d.json')
     common.split(lambda: iter(['a', 'b', 'c']), 2, suffix=suffix, dumper=json.dump)
     assert list(common.cluster_files_reader(str(tmp_path / 'p-*.json'), 1, 0, loader=json.load)()) == ['a', 'b', 'c']
+
+
+LEGACY_DATA_HOME = '''
+import sys
+import paddle
+import paddle.dataset.common
+import paddle.dataset.uci_housing as uci_housing
+paddle.dataset.common.DATA_HOME = sys.argv[1]       # as fluid 1.x scripts move Paddle's cache
+print('train', len(list(uci_housing.train()())))
+import paddle.dataset.common as common
+common.DATA_HOME = sys.argv[2]
+try:
+    uci_housing.fetch()
+except IOError as e:
+    print('missing', sys.argv[2] in str(e))
+'''
+
+
+def test_data_home_set_through_paddle_reaches_the_lookup(tmp_path):
+    """A legacy script run by ``python -m minifluid.compat`` that assigns ``paddle.dataset.common.DATA_HOME``
+    reads from there (the compat module passes the assignment on to minifluid's ``common``)."""
+    moved = str(tmp_path / 'moved_cache')
+    files.write_uci_housing(moved, ROWS)
+    (tmp_path / 'legacy.py').write_text(LEGACY_DATA_HOME)
+    env = {k: v for k, v in os.environ.items() if k != common.ENV_VAR}
+    env['HOME'] = str(tmp_path / 'home')  # Paddle's default cache is empty
+    proc = subprocess.run([sys.executable, '-m', 'minifluid.compat', str(tmp_path / 'legacy.py'), moved,
+                           str(tmp_path / 'elsewhere')], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ['train', '8', 'missing', 'True']
+
+
+def test_assignments_through_the_compat_module_reach_minifluid(paddle, tmp_path):
+    import paddle.dataset.common as pcommon  # noqa: PLC0415
+    import paddle.fluid as pfluid  # noqa: PLC0415
+    saved = common.DATA_HOME
+    try:
+        pcommon.DATA_HOME = str(tmp_path)
+        assert common.DATA_HOME == str(tmp_path) and pcommon.DATA_HOME == str(tmp_path)
+        assert common.search_dirs('imdb')[-1][0] == os.path.join(str(tmp_path), 'imdb')
+    finally:
+        pcommon.DATA_HOME = saved
+    assert common.DATA_HOME == saved
+    # submodules stay bound on the proxy: paddle.fluid.layers is still the compat module, minifluid's own
+    # attribute is untouched
+    import minifluid  # noqa: PLC0415
+    assert pfluid.layers.__name__ == 'paddle.fluid.layers' and minifluid.layers.__name__ == 'minifluid.layers'
+
+
+@pytest.mark.parametrize('order', ['readers first', 'factory first'])
+def test_fluid_dataset_factory_and_paddle_dataset_readers_in_one_script(tmp_path, order):
+    """``fluid.dataset`` is both fluid 1.8's DatasetFactory module and paddle.dataset's readers, in any
+    import order: with ``import minifluid as fluid`` and in a legacy script run through the compat entry."""
+    readers = 'import paddle.dataset.mnist\nimport paddle.dataset.uci_housing as uci\n'
+    factory = ('import paddle.fluid as fluid\n'
+               'ds = fluid.dataset.DatasetFactory().create_dataset("InMemoryDataset")\n'
+               'from paddle.fluid.dataset import DatasetFactory, QueueDataset\n'
+               'print(type(ds).__name__, isinstance(DatasetFactory().create_dataset("QueueDataset"), QueueDataset))\n')
+    check = 'print(callable(paddle.dataset.mnist.train), callable(paddle.dataset.uci_housing.train))\n'
+    body = (readers + factory if order == 'readers first' else factory + readers) + 'import paddle\n' + check
+    (tmp_path / 'legacy.py').write_text(body)
+    proc = subprocess.run([sys.executable, '-m', 'minifluid.compat', str(tmp_path / 'legacy.py')],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ['InMemoryDataset', 'True', 'True', 'True']
+    native = ('import minifluid as fluid\n'
+              + ('import minifluid.dataset.mnist\n' if order == 'readers first' else '')
+              + 'ds = fluid.dataset.DatasetFactory().create_dataset("QueueDataset")\n'
+              + 'import minifluid.dataset\n'
+              + 'print(type(ds).__name__, fluid.dataset.InMemoryDataset is fluid.InMemoryDataset,'
+              + ' callable(fluid.dataset.mnist.train), callable(fluid.dataset.imdb.word_dict))\n')
+    proc = subprocess.run([sys.executable, '-c', native], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ['QueueDataset', 'True', 'True', 'True']

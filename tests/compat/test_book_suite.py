@@ -1,0 +1,54 @@
+"""Paddle's fluid book tests (v1.5.1), run unchanged through ``python -m minifluid.compat``.
+
+The files are Paddle's code and never live here: the test runs when ``PADDLE_BOOK_DIR`` names their
+folder and skips otherwise. ``tools/run_book_tests.py`` runs each file from a scratch copy on small
+synthetic data (``tools/make_book_data.py``); the files below ran to the end when they were listed and
+must keep doing so (add a file here once it does).
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BOOK_DIR = os.environ.get("PADDLE_BOOK_DIR")
+RUN_TO_THE_END = [
+    "test_fit_a_line.py",
+    "test_fit_a_line_new_api.py",
+    "test_image_classification_resnet_new_api.py",
+    "test_image_classification_vgg_new_api.py",
+]
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.skipif(not BOOK_DIR, reason="PADDLE_BOOK_DIR does not name the folder of Paddle's book tests")
+def test_book_tests_that_ran_to_the_end_still_do():
+    files = [arg for name in RUN_TO_THE_END for arg in ("--file", name)]
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_book_tests.py"), BOOK_DIR, *files],
+                         capture_output=True, text=True, check=True, timeout=880).stdout
+    report = json.loads(out)
+    assert sorted(report) == sorted(RUN_TO_THE_END)
+    stopped = {name: (entry["status"], entry.get("error")) for name, entry in report.items()
+               if entry["status"] != "end"}
+    assert not stopped, f"book tests that no longer run to the end: {stopped}"
+    failed = {name: entry["methods"] for name, entry in report.items()
+              if any(outcome not in ("ok", "skipped") for outcome in entry.get("methods", {}).values())}
+    assert not failed, f"book tests with methods that did not pass: {failed}"
+
+
+def test_first_error_line_is_the_end_of_the_first_traceback():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import run_book_tests
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    out = ("loss 0.5\nTraceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n    f()\n"
+           "ValueError: bad shape\n\nDuring handling...\nTraceback (most recent call last):\n  x\nKeyError: 1\n")
+    assert run_book_tests.first_error(out) == "ValueError: bad shape"
+    assert run_book_tests.first_error("all fine\n") is None
+    verbose = ("test_a (__main__.T.test_a) ... loss 1\nok\ntest_b (__main__.T.test_b) ... ERROR\n"
+               "test_c (__main__.T.test_c) ... skipped 'no gpu'\n")
+    assert run_book_tests.methods(verbose) == {"test_a": "ok", "test_b": "ERROR", "test_c": "skipped"}
