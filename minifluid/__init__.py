@@ -5,7 +5,7 @@
 from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
-from . import backward, clip, initializer, optimizer, regularizer
+from . import backward, backward_blocks, clip, initializer, optimizer, regularizer
 from . import io, metrics, nets, transpiler
 from . import dygraph
 from . import contrib

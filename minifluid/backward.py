@@ -20,12 +20,17 @@ A variable read by k > 1 ops (or twice by one op) receives k gradient contributi
 planning pass counts them; contributions are then named ``x@GRAD@RENAME@0 .. k-1`` and a ``sum``
 op right after the last one writes ``x@GRAD``. With a single contribution it is written to
 ``x@GRAD`` directly. Output gradients missing from a duplicable slot (one unused ``split`` output)
-are filled with ``fill_zeros_like``; a missing non-duplicable one reaches the kernel as None.
+are filled with ``fill_zeros_like`` (a grad-op builder is told None instead); a missing non-duplicable
+one reaches the kernel as None.
+A tensor array's contributions all go to one array of gradients, ``x@GRAD`` (``x@GRAD@k`` in a later
+backward pass over the same program), declared beside the array:
+its grad ops accumulate into it in place (ops/tensor_array.py), so no ``sum`` op is needed.
+Sub-blocks (while, conditional_block) build their gradient blocks with this walk: backward_blocks.py.
 """
 from collections import Counter
 
 from .dtypes import is_float_dtype
-from .framework.variable import Variable
+from .framework.variable import Variable, VarType
 from .ops.registry import OpRole, get_op_spec, grad_var_name
 
 __all__ = ["append_backward", "gradients", "EMPTY_VAR_NAME"]
@@ -56,6 +61,7 @@ class _Walk:
         self.emitted = Counter()   # forward var -> contributions named so far
         self.parts = {}            # forward var -> contribution names
         self.grad_of = {}          # forward var -> name of its complete gradient
+        self.array_grads = {}      # tensor array -> its array of gradients in this pass
 
     def _var(self, name):
         return self.block._find_var_recursive(name)
@@ -106,6 +112,20 @@ class _Walk:
     def _contribution(self, name, fixed=None):
         k = self.emitted[name]
         self.emitted[name] += 1
+        fwd = self._var(name)
+        if fwd is not None and fwd.type == VarType.LOD_TENSOR_ARRAY:  # accumulated in place (NOTE above)
+            gname = fixed or self.array_grads.get(name)
+            if gname is None:  # a fresh array: an earlier backward pass may have filled one of this name
+                gname, k = grad_var_name(name), 0
+                while fwd.block._find_var_recursive(gname) is not None:
+                    k += 1
+                    gname = f"{grad_var_name(name)}@{k}"
+            if fwd.block._find_var_recursive(gname) is None:
+                fwd.block.create_var(name=gname, dtype=fwd.dtype, type=VarType.LOD_TENSOR_ARRAY)
+            self.array_grads[name] = gname
+            self.parts[name] = [gname]
+            self.grad_of[name] = gname
+            return gname
         if fixed is not None:
             gname = fixed
         else:
@@ -117,7 +137,7 @@ class _Walk:
 
     def _finish(self, name):
         """After the last contribution to ``name``: record its gradient, summing when needed."""
-        if self.emitted[name] != self.count[name]:
+        if self.emitted[name] != self.count[name] or name in self.grad_of:
             return
         parts = self.parts[name]
         if len(parts) == 1:
@@ -158,7 +178,7 @@ class _Walk:
             grads = [self.grad_of.get(n) for n in names]
             if not any(grads):
                 continue
-            if slot in spec.duplicable and not all(grads):
+            if slot in spec.duplicable and not all(grads) and spec.grad_builder is None:
                 grads = [g or self._zeros_like(n) for n, g in zip(names, grads)]
             inputs[grad_var_name(slot)] = grads
         outputs, produced, role_var = {}, [], []

@@ -25,9 +25,13 @@ Finishing issue 15 raises it by 400 to 15,300: fluid 1.8's remaining dataset fun
 fetch, common.fetch_all, uci_housing.fluid_model / feature_range, image.batch_images_from_tar, mnist's
 reader_creator, imikolov.word_count; about 140 lines) and the vectorised tokeniser and tar walker that make
 a full pass over imdb's real-size archive cost a few seconds, when the package was at 14,851.
-Issue 16's recurrent units and CRF raise it by 900 to 16,200: they came to 922 code lines (lstm, lstmp and gru
+Control flow (issue 19) raises it by 1,500 to 16,800: its first part (tensor arrays, while and
+conditional_block with their gradient blocks, While, cond, IfElse, Switch, StaticRNN) came to about
+750 code lines when the package was at 14,849; DynamicRNN with its LoD rank-table ops and beam search
+take the rest.
+Issue 16's recurrent units and CRF raise it by 900 to 17,700: they came to 922 code lines (lstm, lstmp and gru
 over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
-cos_sim 30, their layers 186) when the package was at 15,913 with them.
+cos_sim 30, their layers 186) when the package was at 16,698 with them.
 """
 import ast
 import io
@@ -38,7 +42,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 16_200
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 17_700
 
 
 def code_lines(path):

@@ -56,9 +56,7 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": """While Switch IfElse StaticRNN DynamicRNN cond case switch_case while_loop array_read
-            array_write array_length create_array is_empty tensor_array_to_tensor
-            reorder_lod_tensor_by_rank""",
+        "paddle.fluid.layers": "DynamicRNN case switch_case while_loop reorder_lod_tensor_by_rank",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",

@@ -30,6 +30,7 @@ from itertools import chain
 import numpy as np
 
 from .dataset_run import run_from_dataset
+from .loops import POLL_INTERVAL  # how long a reader waits on a silent pipe command before checking its stop
 from .multislot import SampleTable, empty_table, parse_lines, rebatch, slot_formats
 
 __all__ = ["DatasetBase", "DatasetFactory", "InMemoryDataset", "PipeCommandError", "QueueDataset"]
@@ -38,10 +39,6 @@ _log = logging.getLogger("minifluid.data")
 
 CHUNK_BYTES = 4 << 20
 """Most bytes read (and parsed at once) per step: big enough that numpy's per-call cost is negligible."""
-
-POLL_INTERVAL = 0.1
-"""Seconds a reader waits on a silent pipe command before checking whether it should stop."""
-
 
 class PipeCommandError(RuntimeError):
     """The pipe command exited with an error on a dataset file."""

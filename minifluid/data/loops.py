@@ -32,9 +32,13 @@ Every pipeline is a chain of producers and one consumer:
 """
 import _thread
 import contextlib
+import itertools
 import logging
 import numbers
+import multiprocessing
+import multiprocessing.connection
 import os
+import select
 import signal
 import sys
 import threading
@@ -42,18 +46,19 @@ import time
 import traceback
 import warnings
 import weakref
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing import popen_fork
 from multiprocessing.context import ForkProcess
 
 from .._blas import limit_for_background_threads
 from ..errors import (QUEUE_KILLED_MESSAGE, ConcurrentReadError, ConversionFailed, ExceptionWrapper, ReaderKilledError,
-                      ReaderTimeoutError)
+                      ReaderTimeoutError, WorkerDiedError)
 
 __all__ = ["END_OF_DATA", "POLL_INTERVAL", "PROCESS_JOIN_TIMEOUT", "STALL_WARNING_S", "THREAD_JOIN_TIMEOUT",
-           "UNKNOWN_EXIT_STATUS", "WORKER_POLL_INTERVAL", "DataLoaderStallWarning", "EndOfData", "EpochIterator",
-           "Forwarded", "StallWatch", "ThreadSource", "creation_site", "describe_exit", "fill_queue",
-           "interrupts_deferred", "start_process", "stop_processes", "wait_seconds"]
+           "UNKNOWN_EXIT_STATUS", "WORKER_POLL_INTERVAL", "Child", "DataLoaderStallWarning", "EndOfData",
+           "EpochIterator", "Forwarded", "ProcessGroup", "Readable", "StallWatch", "Stopped", "ThreadSource",
+           "creation_site", "describe_exit", "fill_queue", "interrupts_deferred", "stop_processes", "wait_seconds"]
 
 _log = logging.getLogger("minifluid.data")
 
@@ -347,13 +352,6 @@ class _Process(ForkProcess):
         return _Popen(process_obj)
 
 
-def start_process(target, args, name):
-    """Fork and start a daemonic child running ``target(*args)``; returns the started process."""
-    process = _Process(target=target, args=args, name=name, daemon=True)
-    process.start()
-    return process
-
-
 def describe_exit(process):
     """How ``process`` ended, as the end of a sentence: "was killed by signal SIGKILL (exit code -9).
     <hint>", "exited with code 1 without reporting an error.", that its status is unknown, or that it
@@ -373,19 +371,162 @@ def describe_exit(process):
     return f"exited with code {code} without reporting an error."
 
 
+class Readable:
+    """``conn.poll(timeout)`` for one pipe end without building a selector per call (2 us -> 0.2 us;
+    the pipes are polled on every batch). Only for an open connection."""
+
+    __slots__ = ("_poller",)
+
+    def __init__(self, conn):
+        self._poller = select.poll()
+        self._poller.register(conn.fileno(), select.POLLIN)
+
+    def __call__(self, timeout=0.0):
+        """True when a message (or EOF) is waiting; waits up to ``timeout`` s (None: forever)."""
+        return bool(self._poller.poll(None if timeout is None else timeout * 1000.0))
+
+
+class Stopped(Exception):
+    """Raised in a consumer's wait once ``ProcessGroup.stopping`` was set (a close() from another thread)."""
+
+
+class Child:
+    """One forked child of a ``ProcessGroup`` and the parent's end of its pipe (``conn``)."""
+
+    __slots__ = ("process", "conn", "readable", "name", "pid", "role", "inbox")
+
+    def __init__(self, conn, name, role):
+        self.process, self.conn, self.name, self.pid, self.role = None, conn, name, None, role
+        self.readable = Readable(conn)
+        self.inbox = deque()  # messages read ahead (data/worker.py: while a send waits for room)
+
+    def gone(self):
+        """Ended, with nothing left in its pipe: it will send nothing more."""
+        return self.process.exitcode is not None and not self.readable(0)
+
+    def died(self):
+        """The one worker-death error: ``WorkerDiedError`` naming the child, its pid and how it ended
+        (its ``detail`` attribute is that sentence alone). Reaps the child first, so the exit is known."""
+        self.process.join(PROCESS_JOIN_TIMEOUT)
+        detail = f"{self.role} {self.name} (pid {self.pid}) {describe_exit(self.process)}"
+        error = WorkerDiedError(f"{QUEUE_KILLED_MESSAGE}\n  {detail}")
+        error.detail = detail
+        return error
+
+
+class ProcessGroup:
+    """The one process manager (NOTE [ Feeding: topology and shutdown ]): forks daemonic children,
+    each with a pipe to this process, waits for their messages while watching for deaths, a timeout,
+    a long stall and ``stopping``, and stops them all (``stop``). Used by the shared-memory workers
+    (data/worker.py) and ``multiprocess_reader`` (reader/parallel.py). Never references its user, so
+    a finalizer may hold it.
+
+    Args:
+        role (str): how an error names a child ("DataLoader worker" -> "DataLoader worker NAME (pid N)").
+        stall (StallWatch or None): warns when one wait gets long.
+    """
+
+    child_class = Child
+    timeout_hint = ("If the reader is just slow (large samples, slow disk, heavy start-up), pass a larger "
+                    "`timeout` (or timeout=None to wait forever).")
+
+    def __init__(self, role, stall=None):
+        self.role, self.stall = role, stall
+        self.stopping = False  # set by a close() from another thread; the consumer's waits end (Stopped)
+        self.owner_pid = os.getpid()
+        self.children = []
+
+    def start(self, target, name, args, duplex=True):
+        """Fork a child running ``target(conn, inherited, *args)``: ``conn`` its end of a new pipe
+        (write-only unless ``duplex``), ``inherited`` the parent's pipe ends it must close (so that the
+        parent's death reads as EOF). Returns its ``Child``."""
+        # Before the fork: OpenBLAS shuts its thread pool down when we fork, and capping it afterwards
+        # would start a fresh pool whose threads spin for ~0.1 s of CPU beside the busy child.
+        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
+        parent_conn, child_conn = multiprocessing.Pipe(duplex)
+        inherited = [c.conn for c in self.children] + [parent_conn]
+        child = self.child_class(parent_conn, name, self.role)
+        self.children.append(child)
+        try:
+            child.process = _Process(target=target, args=(child_conn, inherited, *args), name=name, daemon=True)
+            child.process.start()
+        finally:  # only the child holds its end, so the child's death reads as EOF here
+            child_conn.close()
+        child.pid = child.process.pid
+        return child
+
+    def receive(self, waited, timeout=None):
+        """``(child, message)``: the next message of one of ``waited`` (several: whichever is ready
+        first). Every ``POLL_INTERVAL`` it checks ``stopping`` (``Stopped``), the death of a waited
+        child (gone: ``WorkerDiedError``) or of any other with a non-zero exit code, the stall warning
+        and ``timeout`` (``ReaderTimeoutError``)."""
+        for child in waited:
+            if child.inbox:
+                return child, child.inbox.popleft()
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        warn_at = None if self.stall is None else self.stall.deadline(start)
+        while True:
+            wait = POLL_INTERVAL
+            if deadline is not None:
+                wait = max(0.0, min(POLL_INTERVAL, deadline - time.monotonic()))
+            child = _first_ready(waited, wait)
+            if child is not None:
+                try:
+                    return child, child.conn.recv()
+                except (EOFError, OSError):  # the only writer is gone (OSError: it died in mid-message)
+                    if self.stopping:
+                        raise Stopped from None
+                    raise child.died() from None
+            if self.stopping:
+                raise Stopped
+            for other in self.children:  # a waited child gone, or another one killed meanwhile
+                if other.process.exitcode is not None and (other in waited and not other.readable(0)
+                                                           or other not in waited and other.process.exitcode != 0):
+                    raise other.died()
+            if warn_at is not None and time.monotonic() >= warn_at:
+                warn_at = self.stall.warn(time.monotonic() - start)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {waited[0].name} "
+                                         f"(pid {waited[0].pid}) "
+                                         f"within timeout={timeout} s. " + self.timeout_hint)
+
+    def stop(self):
+        """Stop every child (``stop_processes``), then ``release`` what they used; a no-op in a forked copy."""
+        if os.getpid() != self.owner_pid:
+            return
+        try:
+            stop_processes([c.process for c in self.children if c.pid is not None])
+        finally:
+            self.release()
+
+    def release(self):
+        """Close the pipes (a subclass releases more: data/worker.py's shared memory)."""
+        for child in self.children:
+            child.conn.close()
+
+
+def _first_ready(waited, wait):
+    """The first of ``waited`` with a message (or EOF) ready within ``wait`` seconds, or None."""
+    if len(waited) == 1:
+        return waited[0] if waited[0].readable(wait) else None
+    ready = multiprocessing.connection.wait([c.conn for c in waited], wait)
+    return next((c for c in waited if c.conn in ready), None)
+
+
 def stop_processes(processes):
-    """Stop and release ``processes`` (started by ``start_process``): SIGTERM, a join of at most
-    ``PROCESS_JOIN_TIMEOUT`` each, SIGKILL for what is left, then their fds. A
-    KeyboardInterrupt meanwhile is raised again once everything is released."""
-    interrupted = False
+    """Stop and release ``processes``: SIGTERM, a join of at most ``PROCESS_JOIN_TIMEOUT`` each, SIGKILL
+    for what is left, then their fds. An exception meanwhile (a Ctrl-C, or what a signal handler raises:
+    a test's timeout) does not cut the stop short: the first is raised again once all are released."""
+    pending = []
     for process in processes:
         try:
             if process.exitcode is None:
                 process.terminate()
-        except KeyboardInterrupt:
-            interrupted = True
+        except BaseException as e:
+            pending.append(e)
     for process in processes:
-        while True:
+        for attempt in itertools.count():
             try:
                 process.join(PROCESS_JOIN_TIMEOUT)
                 if process.exitcode is None:
@@ -393,17 +534,18 @@ def stop_processes(processes):
                     process.join()
                 process.close()
                 break
-            except KeyboardInterrupt:
-                interrupted = True
+            except BaseException as e:  # wait again after an interruption; an error that repeats: give up
+                pending.append(e)
                 _kill_quietly(process)
-    if interrupted:
-        raise KeyboardInterrupt
+                if attempt and not isinstance(e, KeyboardInterrupt):
+                    break
+    if pending:
+        raise pending[0]
 
 
 def _kill_quietly(process):
     try:
         if process.exitcode is None:
             process.kill()
-    except (KeyboardInterrupt, ValueError):
+    except BaseException:  # closed already, or interrupted again: the wait that follows decides
         pass
-

@@ -14,7 +14,8 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
   its pipe; a pool worker only works on tasks, and the parent keeps at most ``capacity`` tasks out.
 * A worker never blocks for more than ``WORKER_POLL_INTERVAL`` without checking ``os.getppid()``. If
   the parent is gone (ppid changed, pipe EOF or a send fails) it unlinks all its segments and exits.
-* The consumer waits on the worker whose batch is next in order and never blocks for more than
+* The consumer waits on the worker whose batch is next in order (``loops.ProcessGroup.receive``, the
+  process manager this module's ``_Workers`` extends) and never blocks for more than
   ``POLL_INTERVAL`` without checking that it is alive. Dead with nothing left in its pipe (EOF) ->
   ``WorkerDiedError`` (pid, signal name); no batch within ``timeout`` s -> ``ReaderTimeoutError``.
   Pipes are FIFO, so every batch a worker sent before its error or death is delivered first (in a
@@ -24,10 +25,10 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
   it while the worker is busy, or is itself blocked sending a big batch (a large LoD) that we are not
   reading. While it waits for room the parent reads that worker's messages into ``handle.inbox``
   (delivered first, in order) and applies the same death and timeout checks.
-* Shutdown is ``_Workers.shutdown``, run exactly once through ``weakref.finalize``: by ``close()``,
-  by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
+* Shutdown is ``_Workers.stop`` (``loops.ProcessGroup.stop``), run exactly once through
+  ``weakref.finalize``: by ``close()``, by the end of data, by any exception out of ``__next__`` (including KeyboardInterrupt), by garbage
   collection of the source (a ``break``) or at interpreter exit. It stops the workers
-  (``loops.stop_processes``: SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``, fds released, even when
+  (``stop_processes``: SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``, fds released, even when
   SIGCHLD is ignored), closes the pipes and then unlinks any segment name with the source's prefix (a
   worker may have died mid-allocation). It does nothing in a forked child that merely inherited the
   object. Arrays already handed out stay valid.
@@ -38,7 +39,6 @@ since) or ``_Task`` (pool: indices to fetch, plus freed slots).
   ever waits on, reaps or closes a worker's process and pipe at a time.
 """
 import itertools
-import multiprocessing
 import os
 import pickle
 import random
@@ -48,19 +48,16 @@ import struct
 import threading
 import time
 import weakref
-from collections import deque
 from typing import NamedTuple
 
 import numpy as np
 
-from minifluid._blas import limit_for_background_threads
-from minifluid.data.loops import (END_OF_DATA, POLL_INTERVAL, PROCESS_JOIN_TIMEOUT, WORKER_POLL_INTERVAL, EndOfData,
-                                  ThreadSource, describe_exit, start_process, stop_processes)
+from minifluid.data.loops import (END_OF_DATA, POLL_INTERVAL, WORKER_POLL_INTERVAL, Child, EndOfData, ProcessGroup,
+                                  Readable, Stopped, ThreadSource)
 from minifluid.data.queue import BlockingQueue
 from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
                                 reclaim_stale_segments, unlink_segments)
-from minifluid.errors import (QUEUE_KILLED_MESSAGE, ConversionFailed, ExceptionWrapper, ReaderKilledError,
-                              ReaderTimeoutError, WorkerDiedError)
+from minifluid.errors import QUEUE_KILLED_MESSAGE, ConversionFailed, ExceptionWrapper, ReaderKilledError, ReaderTimeoutError
 
 __all__ = ["KEPT_VIEWS", "ProcessBatchSource", "ProcessPoolBatchSource", "ReaderTimeoutError", "SharedMemoryFullError",
            "WorkerInfo", "get_worker_info", "open_batch_source"]
@@ -101,10 +98,6 @@ def _dumps(msg):
     return pickle.dumps(msg, pickle.HIGHEST_PROTOCOL)
 
 
-_TIMEOUT_HINT = ("If the reader is just slow (large samples, slow disk, heavy start-up), pass a larger "
-                 "`timeout` (or timeout=None to wait forever).")
-
-
 def _framed(data):
     """``data`` with the length header ``Connection.recv_bytes`` expects (multiprocessing's framing)."""
     if len(data) > 0x7FFFFFFF:
@@ -123,27 +116,8 @@ def _write_some(fd, view):
         os.set_blocking(fd, True)
 
 
-class _Readable:
-    """``conn.poll(timeout)`` for one pipe end without building a selector per call (2 us -> 0.2 us;
-    the pipes are polled on every batch). Only for an open connection."""
-
-    __slots__ = ("_poller",)
-
-    def __init__(self, conn):
-        self._poller = select.poll()
-        self._poller.register(conn.fileno(), select.POLLIN)
-
-    def __call__(self, timeout=0.0):
-        """True when a message (or EOF) is waiting; waits up to ``timeout`` s (None: forever)."""
-        return bool(self._poller.poll(None if timeout is None else timeout * 1000.0))
-
-
 class _ParentGone(Exception):
     """Raised inside a worker when its parent process has exited or closed the pipe."""
-
-
-class _Stopped(Exception):
-    """Raised in the consumer's waits once ``close()`` was called from another thread."""
 
 
 _worker_info = None
@@ -197,10 +171,10 @@ def _packed(writer, batch, index):
         raise ConversionFailed(e, index) from None
 
 
-def _worker_loop(batch_reader, conn, prefix, capacity, info, worker_init_fn, parent_pid, name, inherited):
+def _worker_loop(conn, inherited, batch_reader, prefix, capacity, info, worker_init_fn, parent_pid, name):
     """Run ``batch_reader()`` and send each batch through a shared-memory slot (a stream worker)."""
     _enter_worker(info, inherited)
-    writer, credits, parent_gone, readable = SlotWriter(prefix, capacity), capacity, False, _Readable(conn)
+    writer, credits, parent_gone, readable = SlotWriter(prefix, capacity), capacity, False, Readable(conn)
     deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
     try:
         try:
@@ -226,10 +200,10 @@ def _worker_loop(batch_reader, conn, prefix, capacity, info, worker_init_fn, par
         conn.close()
 
 
-def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, capacity, parent_pid, name, inherited):
+def _pool_worker_loop(conn, inherited, fetch_batch, prefix, info, worker_init_fn, capacity, parent_pid, name):
     """Build the batch for each ``_Task`` with ``fetch_batch(indices)``, in task order (pool worker)."""
     _enter_worker(info, inherited)
-    writer, parent_gone, readable = SlotWriter(prefix, capacity), False, _Readable(conn)
+    writer, parent_gone, readable = SlotWriter(prefix, capacity), False, Readable(conn)
     fetch = getattr(fetch_batch, "deferred", fetch_batch)  # fields built in the slot (data/dataloader.py)
     try:
         try:
@@ -252,48 +226,34 @@ def _pool_worker_loop(fetch_batch, conn, prefix, info, worker_init_fn, capacity,
 
 
 # --- parent side ------------------------------------------------------------------------------------
-class _Handle:
-    __slots__ = ("process", "conn", "readable", "reader", "name", "pid", "inbox")
+class _Handle(Child):
+    __slots__ = ("reader",)
 
-    def __init__(self, process, conn, name, copy_above):
-        self.process, self.conn, self.name, self.pid = process, conn, name, None
-        self.reader = SlotReader(copy_above)
-        self.readable = _Readable(conn)
-        self.inbox = deque()  # messages read while a send waited for room (see _Workers.send)
+    def __init__(self, conn, name, role):
+        super().__init__(conn, name, role)
+        self.reader = None  # SlotReader, set by _Workers.start
 
 
-class _Workers:
-    """Parent-side state of one source's workers. Never references the source, so GC can run it."""
+class _Workers(ProcessGroup):
+    """Parent-side state of one source's workers: the process group, their shared-memory segments'
+    prefix, and sends that never block. Never references the source, so GC can run ``stop``."""
 
+    child_class = _Handle
     _stale_checked = False
 
     def __init__(self, copy_above, stall=None):
+        super().__init__("DataLoader worker", stall)
         self.copy_above = copy_above  # batches the consumer may keep as views, per worker (SlotReader)
-        self.stall = stall  # loops.StallWatch of the loader, or None
-        self.stopping = False  # set by a close() from another thread; the consumer's waits end (_Stopped)
         if not _Workers._stale_checked:
             _Workers._stale_checked = True
             reclaim_stale_segments()
         self.prefix = new_segment_prefix()
-        self.owner_pid = os.getpid()
-        self.handles = []
 
     def start(self, target, name, user_fn, *extra):
-        """Fork a worker running ``target(user_fn, conn, prefix, *extra, parent_pid, name, inherited)``."""
-        # Before the fork: OpenBLAS shuts its thread pool down when we fork, and capping it afterwards
-        # would start a fresh pool whose threads spin for ~0.1 s of CPU beside the busy worker.
-        limit_for_background_threads()  # NOTE [ BLAS threads and background feeding ]
-        parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
-        prefix = f"{self.prefix}{len(self.handles)}_"
-        inherited = [h.conn for h in self.handles] + [parent_conn]
-        handle = _Handle(None, parent_conn, name, self.copy_above)
-        self.handles.append(handle)
-        try:
-            handle.process = start_process(
-                target, (user_fn, child_conn, prefix, *extra, self.owner_pid, name, inherited), name)
-        finally:
-            child_conn.close()
-        handle.pid = handle.process.pid
+        """Fork a worker running ``target(conn, inherited, user_fn, prefix, *extra, parent_pid, name)``."""
+        prefix = f"{self.prefix}{len(self.children)}_"
+        handle = super().start(target, name, (user_fn, prefix, *extra, self.owner_pid, name))
+        handle.reader = SlotReader(self.copy_above)
 
     def send(self, handle, msg, timeout=None):
         """Send ``msg`` without ever blocking on a full pipe. A big task (a batch of many indices) can fill
@@ -307,7 +267,7 @@ class _Workers:
                 frame = frame[_write_some(fd, frame):]
             except OSError:
                 if not handle.readable(0):
-                    raise self.death_error(handle) from None
+                    raise handle.died() from None
                 return  # it stopped after sending a report (or died): receive() reads what is left, in order
             if not frame:
                 return
@@ -316,68 +276,29 @@ class _Workers:
                 poller.register(fd, select.POLLIN | select.POLLOUT)
             events = poller.poll(POLL_INTERVAL * 1000.0)
             if self.stopping:
-                raise _Stopped
+                raise Stopped
             if any(event & select.POLLIN for _, event in events):
                 try:
                     handle.inbox.append(handle.conn.recv())
                 except (EOFError, OSError):
-                    raise self.death_error(handle) from None
+                    raise handle.died() from None
             elif not events:
                 if not handle.process.is_alive():
-                    raise self.death_error(handle)
+                    raise handle.died()
                 if deadline is not None and time.monotonic() >= deadline:
                     raise ReaderTimeoutError(
                         f"{QUEUE_KILLED_MESSAGE}\n  Worker {handle.name} (pid {handle.pid}) took no new indices "
-                        f"within timeout={timeout} s (it is still busy with earlier ones). " + _TIMEOUT_HINT)
+                        f"within timeout={timeout} s (it is still busy with earlier ones). " + self.timeout_hint)
 
-    def receive(self, handle, timeout):
-        """Next message from ``handle``'s worker, watching for its death, the timeout, a long stall
-        (``self.stall`` warns) and a ``close()`` from another thread (``_Stopped``)."""
-        if handle.inbox:
-            return handle.inbox.popleft()
-        start = time.monotonic()
-        deadline = None if timeout is None else start + timeout
-        warn_at = None if self.stall is None else self.stall.deadline(start)
-        while True:
-            wait = POLL_INTERVAL
-            if deadline is not None:
-                wait = max(0.0, min(POLL_INTERVAL, deadline - time.monotonic()))
-            if handle.readable(wait):
-                try:
-                    return handle.conn.recv()
-                except (EOFError, OSError):
-                    if self.stopping:
-                        raise _Stopped from None
-                    raise self.death_error(handle) from None
-            if self.stopping:
-                raise _Stopped
-            if not handle.process.is_alive() and not handle.readable(0):  # dead, nothing left to read
-                raise self.death_error(handle)
-            for other in self.handles:  # pool: a worker killed while another one's batch is awaited
-                if other is not handle and other.process.exitcode not in (None, 0):
-                    raise self.death_error(other)
-            if warn_at is not None and time.monotonic() >= warn_at:
-                warn_at = self.stall.warn(time.monotonic() - start)
-            if deadline is not None and time.monotonic() >= deadline:
-                raise ReaderTimeoutError(
-                    f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {handle.name} (pid {handle.pid}) "
-                    f"within timeout={timeout} s. " + _TIMEOUT_HINT)
-
-    def death_error(self, handle):
-        handle.process.join(PROCESS_JOIN_TIMEOUT)
-        return WorkerDiedError(f"{QUEUE_KILLED_MESSAGE}\n  DataLoader worker {handle.name} "
-                               f"(pid {handle.pid}) {describe_exit(handle.process)}")
-
-    def shutdown(self):
-        """The one shutdown path (NOTE [ Worker shutdown protocol ]); a no-op in a forked copy."""
-        if os.getpid() != self.owner_pid:
-            return
+    def release(self):
+        """After the workers have stopped: their pipes, mappings and segments (NOTE [ Worker shutdown
+        protocol ]); any segment name with our prefix, as a worker may have died mid-allocation."""
         try:
-            stop_processes([h.process for h in self.handles if h.pid is not None])
+            super().release()
         finally:
-            for h in self.handles:
-                h.conn.close()
-                h.reader.close()
+            for h in self.children:
+                if h.reader is not None:
+                    h.reader.close()
             unlink_segments(self.prefix)
 
 
@@ -392,7 +313,7 @@ class _WorkerSource:
     def __init__(self, timeout, capacity, stall=None):
         self._timeout = timeout
         self._workers = _Workers(copy_above=capacity + KEPT_VIEWS, stall=stall)
-        self._closer = weakref.finalize(self, self._workers.shutdown)
+        self._closer = weakref.finalize(self, self._workers.stop)
         self._closed = False
         self._using = threading.RLock()  # held by the consumer in __next__ (NOTE [ Worker shutdown protocol ])
 
@@ -445,7 +366,7 @@ class _WorkerSource:
         """1 when a message from the worker whose batch is next is already waiting in its pipe, else 0."""
         if self._closed:
             return 0
-        handles = self._workers.handles
+        handles = self._workers.children
         handle = handles[self._next_index() % len(handles)]
         try:
             return int(bool(handle.inbox) or handle.readable(0))
@@ -458,12 +379,12 @@ class _WorkerSource:
     @property
     def worker_pids(self):
         """Pids of the worker processes (in worker-id order)."""
-        return [h.pid for h in self._workers.handles]
+        return [h.pid for h in self._workers.children]
 
     @property
     def num_segments(self):
         """How many distinct shared-memory segments the consumer has mapped so far (the ring's size)."""
-        return sum(h.reader.segments_seen for h in self._workers.handles)
+        return sum(h.reader.segments_seen for h in self._workers.children)
 
 
 class ProcessBatchSource(_WorkerSource):
@@ -516,9 +437,9 @@ class ProcessBatchSource(_WorkerSource):
     def _next_batch(self):
         while self._active:
             wid = self._active[self._turn]
-            handle = self._workers.handles[wid]
+            handle = self._workers.children[wid]
             try:
-                batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
+                batch = self._unpack_or_raise(handle, self._workers.receive((handle,), self._timeout)[1])
             except StopIteration:  # this worker's reader has ended: the others go on
                 del self._active[self._turn]
                 self._turn = self._turn % len(self._active) if self._active else 0
@@ -574,7 +495,7 @@ class ProcessPoolBatchSource(_WorkerSource):
             self._workers.start(_pool_worker_loop, name, fetch_batch, info, worker_init_fn, self._capacity)
 
     def _dispatch(self):
-        handles = self._workers.handles
+        handles = self._workers.children
         while not self._exhausted and self._sent - self._received < self._capacity:
             try:
                 indices = tuple(next(self._index_iter))
@@ -598,8 +519,8 @@ class ProcessPoolBatchSource(_WorkerSource):
             if self._dispatch_error is not None:
                 raise self._dispatch_error
             raise StopIteration
-        handle = self._workers.handles[self._received % len(self._workers.handles)]
-        batch = self._unpack_or_raise(handle, self._workers.receive(handle, self._timeout))
+        handle = self._workers.children[self._received % len(self._workers.children)]
+        batch = self._unpack_or_raise(handle, self._workers.receive((handle,), self._timeout)[1])
         self._received += 1
         self._dispatch()
         return batch

@@ -9,13 +9,15 @@ Most kernels see arrays only (ops/registry.py). An op registered with ``context=
   ``share_lod`` rule, else no LoD. LoD lives beside the value (``Scope._lods``), never in kernels.
 * ``find_value(name)``: the run's values, then the parent scopes of the scope the run was given
   (a program run in a child scope still finds its parent's parameters).
-* ``run_block(block, scope=None)`` runs a sub-block. Its plan is built once per (program version,
+* ``run_block(block, scope=None, over=None)`` runs a sub-block. Its plan is built once per (program version,
   block) and cached by the Executor beside block 0's, so a loop of N iterations costs N runs of the
   cached steps and no analysis. The block's values live in ``scope`` (default: a fresh child of the
   op's scope, kept by nobody); a ChainEnv reads them first, then the enclosing run's. A write goes to
-  the block's scope when the block declares the variable or nothing around holds it, and otherwise to
-  where the variable already lives, so a loop body updates its counter in the parent (fluid's scope
-  lookup). LoD goes where its value goes. Blocks that would run themselves (an op running its own
+  the block's scope when the block declares the variable (or its scope already holds it), and otherwise
+  to the enclosing run, so a loop body updates its counter, and fills a tensor array, in the parent
+  (fluid's scope lookup). LoD goes where its value goes. ``over=(kept scope, its block)`` reads a
+  kept scope of an earlier run of another block between the two (a gradient block reads its forward
+  step's values: ops/control_flow.py). Blocks that would run themselves (an op running its own
   block or an ancestor) are refused when the plan is built (framework/graph.py, networkx).
 * ``place`` (the executor's) and ``random``: the program's generator, a RandomState seeded with its
   ``random_seed`` that advances run after run, or numpy's global random state for seed 0.
@@ -76,7 +78,7 @@ class ChainEnv:
     def is_local(self, name):
         if self.values is not None:
             return self.values.is_local(name)
-        return name in self.owned or name in self.local or name not in self.parent
+        return name in self.owned or name in self.local
 
     def __getitem__(self, name):
         local = self.local
@@ -117,6 +119,10 @@ class ExecutionContext:
         """Give output ``slot``'s ``index``-th variable this LoD (recursive sequence lengths; [] for none)."""
         self.out_lods[self.op.outputs[slot][index]] = [list(level) for level in lod] if lod else []
 
+    def value_lod(self, name):
+        """The LoD ``name`` holds in this run (recursive sequence lengths; [] for none)."""
+        return self._frame.lods.get(name) or []
+
     def find_value(self, name):
         """``name``'s value: the run's values, then the parent scopes of the run's scope (None if nowhere)."""
         value = self._frame.values.get(name)
@@ -145,16 +151,23 @@ class ExecutionContext:
             held = program._context_random = (seed, np.random.RandomState(seed))
         return held[1]
 
-    def run_block(self, block, scope=None):
+    def run_block(self, block, scope=None, over=None):
         """Run ``block`` (a Block or its index) of this program once, in ``scope`` (default: a fresh child
-        of this op's scope); returns that scope."""
+        of this op's scope); returns that scope. ``over``: a (scope, block) pair, a kept scope of an
+        earlier run of that block, read after ``scope`` and before the enclosing run (see the NOTE)."""
         frame = self._frame
         executor = frame.executor
         plan = executor._plan(frame.program, (), (), block if isinstance(block, int) else block.idx)
         if scope is None:
             scope = Scope(frame.scope)
-        values = ChainEnv(scope._vars, frame.values, plan.owned)
-        lods = ChainEnv(scope._lods, frame.lods, plan.owned, values)
+        parent_values, parent_lods = frame.values, frame.lods
+        if over is not None:
+            kept, kept_block = over
+            owned = executor._plan(frame.program, (), (), kept_block.idx).owned
+            parent_values = ChainEnv(kept._vars, parent_values, owned)
+            parent_lods = ChainEnv(kept._lods, parent_lods, owned, parent_values)
+        values = ChainEnv(scope._vars, parent_values, plan.owned)
+        lods = ChainEnv(scope._lods, parent_lods, plan.owned, values)
         with Frame(executor, frame.program, scope, values, lods, frame.outer):
             for step in plan.steps:
                 step(values, lods)

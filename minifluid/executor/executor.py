@@ -12,6 +12,17 @@ so the cache never keeps a Program alive. The per-call path is: cache lookup,
 feed conversion + checks, the op loop, fetch. Sub-blocks get plans the same way, keyed by
 their index (NOTE [ Execution contexts and sub-blocks ] in context.py).
 
+NOTE [ Freeing intermediates ]
+Block 0's plan drops each intermediate value from the scope right after the last op that reads it, as
+fluid's eager garbage collection does (fluid keeps them in a local scope deleted when the run ends), so
+a training step holds only the activations the backward pass still needs. Computed once per plan by
+``_dead_after``: a name is dropped when the plan writes it before any op reads it (a value carried in
+from an earlier run stays), its variable is not persistable, it is neither fed nor fetched (nor a
+saved program's feed / fetch op's variable), no other block names it (a sub-block reads and writes the
+values around it) and no context op names it in its attrs. Persistables, feeds, fetch targets and the
+values a run does not write stay; ``scope.find_var`` of a dropped intermediate returns None
+after the run, as in fluid.
+
 LoD is decided here too: an op that moves LoD (a context op, a ``produces_lod`` op, or a
 ``share_lod`` rule whose input can carry LoD) gets a step that sets or clears its outputs' LoD;
 every other op's step never looks at LoD. An input can carry LoD when its variable has
@@ -29,9 +40,10 @@ import numpy as np
 
 from ..errors import FEEDING_ERRORS
 from ..framework.program import Program, default_main_program
-from ..lod_tensor import LoDTensor, float_friendly
+from ..lod_tensor import LoDTensor, LoDTensorArray, float_friendly
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import get_op_spec
+from ..ops.tensor_array import TensorArray
 from ..places import CPUPlace
 from .context import ExecutionContext, Frame, current_frame
 from .feed_fetch import (FeedSpec, feed_into, fetch_names, forget_lod, lod_feed_names, normalize_feed,
@@ -224,6 +236,43 @@ def _context_kernel(op, spec, to_device=None):
     return call
 
 
+def _dead_after(block, ops, keep):
+    """Per op of ``ops`` (block 0's, in run order): the names to drop from the scope once it has run
+    (NOTE [ Freeing intermediates ])."""
+    elsewhere = {name for other in block.program.blocks if other is not block for op in other.ops
+                 for name in op.input_arg_names + op.output_arg_names}
+    seen, written_first, last = set(), set(), {}
+    for i, op in enumerate(ops):
+        reads = op.input_arg_names
+        if get_op_spec(op.type).context:  # a context op may look a value up by a name in its attrs
+            reads = reads + [v for value in op.attrs.values() for v in (value if isinstance(value, (list, tuple))
+                                                                         else [value]) if isinstance(v, str)]
+        for name in reads:
+            seen.add(name)
+            last[name] = i
+        for name in op.output_arg_names:
+            if name not in seen:
+                seen.add(name)
+                written_first.add(name)
+            last[name] = i
+    dead = [[] for _ in ops]
+    for name in sorted(written_first - keep - elsewhere):
+        var = block._find_var_recursive(name)
+        if var is not None and not var.persistable:
+            dead[last[name]].append(name)
+    return dead
+
+
+def _freeing(step, dead):
+    """``step`` followed by dropping the values (and LoDs) named in ``dead`` from the run's scope."""
+    def run(env, lods):
+        step(env, lods)
+        for name in dead:
+            env.pop(name, None)
+            lods.pop(name, None)
+    return run
+
+
 def resolve_feeds_and_fetches(block, feed_names, fetch_list_names):
     """FeedSpec per fed name (None, with fluid's warning, for a name the program lacks); raises for
     a fetch name the program lacks. Shared by Executor and CompiledProgram plans."""
@@ -252,8 +301,18 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
                              "block or an ancestor): running them would never end")
     feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
     lod_free = set()
-    steps = compile_ops([op for op in block.ops if op.type not in FEED_FETCH_OPS], to_device,
-                        lod_feeds if block_idx == 0 else None, lod_free)
+    ops = [op for op in block.ops if op.type not in FEED_FETCH_OPS]
+    steps = compile_ops(ops, to_device, lod_feeds if block_idx == 0 else None, lod_free)
+    if block_idx == 0:
+        keep = set(feed_names) | set(fetch_list_names) | {name for op in block.ops if op.type in FEED_FETCH_OPS
+                                                           for name in op.input_arg_names + op.output_arg_names}
+        steps = [_freeing(step, dead) if dead else step for step, dead in zip(steps, _dead_after(block, ops, keep))]
+    arrays = [name for name, var in block.vars.items() if var.type == "LOD_TENSOR_ARRAY" and not var.persistable]
+    if arrays:  # each run of a block starts its tensor arrays empty (ops/tensor_array.py)
+        def start_arrays(env, lods):
+            for name in arrays:
+                env[name] = TensorArray()
+        steps.insert(0, start_arrays)
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
@@ -344,6 +403,11 @@ def _fetch_value(env, lods, name, copy, return_numpy):
     value = env.get(name)
     if value is None:
         return None
+    if isinstance(value, TensorArray):  # fluid's LoDTensorArray: a list of arrays (return_numpy) or LoDTensors
+        entries = [(None, None) if e is None else e for e in value]
+        if return_numpy:
+            return [v for v, _ in entries]
+        return LoDTensorArray(LoDTensor(v, lod) for v, lod in entries)
     if copy:
         value = value.copy()
     lod = lods.get(name)

@@ -108,12 +108,17 @@ def _mul_infer(attrs, x, y):
     return (tuple(x.shape[:xn]) + tuple(y.shape[yn:]), x.dtype)
 
 
+def _flat2(x, n):
+    """``x`` as a matrix: its first ``n`` dimensions as rows, the rest as columns (also with no rows)."""
+    return x.reshape(int(np.prod(x.shape[:n])), int(np.prod(x.shape[n:])))
+
+
 @register_op("mul", inputs=("X", "Y"), outputs=("Out",), attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
              infer_shape=_mul_infer, share_lod={"Out": "X"}, grad_share_lod={})
 def _mul_forward(attrs, x, y):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
-    x2 = x if x.ndim == 2 and xn == 1 else x.reshape(int(np.prod(x.shape[:xn])), -1)
-    y2 = y if y.ndim == 2 and yn == 1 else y.reshape(int(np.prod(y.shape[:yn])), -1)
+    x2 = x if x.ndim == 2 and xn == 1 else _flat2(x, xn)
+    y2 = y if y.ndim == 2 and yn == 1 else _flat2(y, yn)
     out = x2 @ y2
     return out if x.ndim == 2 and y.ndim == 2 else out.reshape(x.shape[:xn] + y.shape[yn:])
 
@@ -122,8 +127,7 @@ def _mul_forward(attrs, x, y):
 def _mul_backward(attrs, ins, outs, douts, need):
     x, y = ins
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
-    x2 = x.reshape(int(np.prod(x.shape[:xn])), -1)
-    y2 = y.reshape(int(np.prod(y.shape[:yn])), -1)
+    x2, y2 = _flat2(x, xn), _flat2(y, yn)
     d2 = douts[0].reshape(x2.shape[0], y2.shape[1])
     dx = (d2 @ y2.T).reshape(x.shape) if need[0] else None
     dy = (x2.T @ d2).reshape(y.shape) if need[1] else None

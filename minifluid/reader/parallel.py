@@ -14,25 +14,24 @@ NOTE [ Reader decorator workers: protocol ]
 * The consumer is a generator whose ``finally`` (end of data, error, ``break``, ``close()``, garbage
   collection) closes the queues: threads stop at their next push or pop, after closing the source
   iterator (a source busy in its own code finishes its current sample in the background). Processes are
-  stopped by ``loops.stop_processes`` (SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``).
+  a ``loops.ProcessGroup`` (the loaders' process manager): its ``receive`` notices a death, its ``stop``
+  ends them (SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``).
 * What the consumer raises when a worker fails:
   ``buffered`` / ``xmap_readers``: ``ReaderKilledError`` (a SystemError, fluid's queue-killed
   wording), ``__cause__`` the original exception object, message with its type, text and traceback.
   ``multiprocess_reader``: ``MultiprocessReaderError`` (a ValueError, fluid's "multiprocess reader
   raises an exception"), ``__cause__`` the child's exception rebuilt in the parent; a child that dies
-  without reporting (SIGKILL, segfault, ``os._exit``) gives the same class, naming pid and exit code,
-  with a ``WorkerDiedError`` as ``__cause__``.
+  without reporting (SIGKILL, segfault, ``os._exit``) gives the same class with the loaders' death
+  sentence (``loops.Child.died``: name, pid, signal or exit code), its ``WorkerDiedError`` as ``__cause__``.
 """
 import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import threading
 from dataclasses import dataclass
 
-from minifluid.data.loops import (POLL_INTERVAL, PROCESS_JOIN_TIMEOUT, EndOfData, ThreadSource, describe_exit,
-                                  start_process, stop_processes)
-from minifluid.data.queue import END_OF_DATA, BlockingQueue
+from minifluid.data.loops import END_OF_DATA, POLL_INTERVAL, EndOfData, ProcessGroup, ThreadSource
+from minifluid.data.queue import BlockingQueue
 from minifluid.errors import ExceptionWrapper, WorkerDiedError
 
 __all__ = ["MULTIPROCESS_READER_MESSAGE", "MultiprocessReaderError", "buffered", "multiprocess_reader",
@@ -229,55 +228,26 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
 # ---------------------------------------------------------------------------------------------------
 # multiprocess_reader
 
-def _mp_reader_loop(reader, send, index):
+def _mp_reader_loop(conn, inherited, reader, index):
     """Child process body of ``multiprocess_reader``: send pickled samples, then ``EndOfData``.
 
     Samples are pickled here, not by a queue's feeder thread, so a sample that cannot be pickled is
     reported as this child's failure instead of being dropped.
     """
+    for parent_end in inherited:
+        parent_end.close()
     try:
         for sample in reader():
             if sample is None:
                 raise ValueError("sample has None")
-            send(pickle.dumps(sample, protocol=pickle.HIGHEST_PROTOCOL))
+            conn.send_bytes(pickle.dumps(sample, protocol=pickle.HIGHEST_PROTOCOL))
         last = EndOfData(source=index)
     except BaseException:
         last = _failure(f"process {multiprocessing.current_process().name} (pid {os.getpid()})")
     try:
-        send(pickle.dumps(last, protocol=pickle.HIGHEST_PROTOCOL))
+        conn.send_bytes(pickle.dumps(last, protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:  # the parent is gone and closed the pipe; nobody is left to tell
         pass
-
-
-def _died_error(process):
-    """The consumer-side error for a child that ended without sending its end-of-data marker."""
-    process.join(PROCESS_JOIN_TIMEOUT)  # reap it, so the exit code is known
-    detail = (f"process {process.name} (pid {process.pid}) ended before sending all its samples: it "
-              f"{describe_exit(process)}")
-    error = MultiprocessReaderError(f"{MULTIPROCESS_READER_MESSAGE}: {detail}")
-    error.__cause__ = WorkerDiedError(detail)
-    return error
-
-
-def _pipe_messages(connections, processes):
-    """Yield unpickled messages from the children's pipes (one each) as they arrive."""
-    live = dict(zip(connections, processes))
-    while live:
-        ready = multiprocessing.connection.wait(list(live), timeout=POLL_INTERVAL)
-        for conn in ready:
-            try:
-                message = pickle.loads(conn.recv_bytes())
-            except (EOFError, OSError):  # the only writer is gone (OSError: it died in mid-message)
-                message = None
-            if message is None:  # (raised outside the handler: ``from None`` would drop the cause)
-                raise _died_error(live[conn])
-            if isinstance(message, EndOfData):
-                del live[conn]
-            yield message
-        if not ready:
-            for conn, process in live.items():
-                if process.exitcode is not None and not conn.poll():
-                    raise _died_error(process)
 
 
 def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
@@ -303,26 +273,22 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
         raise ValueError("multiprocess_reader needs at least one reader")
 
     def mp_reader():
-        processes, connections = [], []
+        processes = ProcessGroup("multiprocess_reader process")
         try:
-            for index, reader in enumerate(readers):
-                receiver, sender = multiprocessing.Pipe(duplex=False)
-                connections.append(receiver)
+            live = [processes.start(_mp_reader_loop, f"minifluid-mpreader-{index}", (reader, index), duplex=False)
+                    for index, reader in enumerate(readers)]
+            while live:
                 try:
-                    processes.append(start_process(_mp_reader_loop, (reader, sender.send_bytes, index),
-                                                   f"minifluid-mpreader-{index}"))
-                finally:  # only the child may hold the write end, so its death reads as EOF
-                    sender.close()
-            for message in _pipe_messages(connections, processes):
-                if isinstance(message, _WorkerFailed):
+                    child, message = processes.receive(live)
+                except WorkerDiedError as e:  # ended before sending all its samples
+                    raise MultiprocessReaderError(f"{MULTIPROCESS_READER_MESSAGE}: {e.detail}") from e
+                if isinstance(message, EndOfData):
+                    live.remove(child)
+                elif isinstance(message, _WorkerFailed):
                     raise message.wrapper.error(MultiprocessReaderError, MULTIPROCESS_READER_MESSAGE)
-                if not isinstance(message, EndOfData):
+                else:
                     yield message
         finally:
-            try:
-                stop_processes(processes)
-            finally:
-                for conn in connections:
-                    conn.close()
+            processes.stop()
 
     return mp_reader

@@ -41,8 +41,8 @@ def _resolve(reference):
 def test_the_wrong_guesses_of_issue_14_are_gone(paddle):
     message = _missing("paddle.fluid.AsyncExecutor")
     assert "fluid.Executor(place).run" in message and "optimizer" not in message
-    assert _missing("paddle.fluid.layers.cond") == \
-        "paddle.fluid.layers.cond is not supported yet by minifluid (API family: control flow)"
+    assert _missing("paddle.fluid.layers.switch_case") == \
+        "paddle.fluid.layers.switch_case is not supported yet by minifluid (API family: control flow)"
     message = _missing("paddle.fluid.layers.gather_nd")
     assert message.endswith("(API family: tensor manipulation and indexing)") and "math" not in message
     assert _missing("paddle.fluid.save_dygraph").endswith("what to write instead: fluid.dygraph.save_dygraph("

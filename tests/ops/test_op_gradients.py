@@ -383,6 +383,16 @@ case("dropout", "train-upscale", inputs={"X": normal(10, 20)},
      post=dropout_train_rule(1 / 0.6))
 
 
+# --- row routing of IfElse and cond (ops/control_flow.py) ---------------------------------------------
+_MASK = np.array([[True], [False], [False], [True], [False]])
+case("split_lod_tensor", inputs={"X": normal(5, 3), "Mask": _MASK},
+     reference=lambda X, Mask: (X[Mask[:, 0]], X[~Mask[:, 0]]))
+case("merge_lod_tensor", inputs={"X": _MASK, "Mask": _MASK, "InTrue": normal(2, 3), "InFalse": normal(3, 3)},
+     reference=lambda X, Mask, InTrue, InFalse: np.stack([InTrue[0], InFalse[0], InFalse[1], InTrue[1], InFalse[2]]))
+case("select_input", inputs={"X": [normal(2, 3), normal(2, 3)], "Mask": np.array([1], "int32")},
+     reference=lambda X, Mask: X[1])
+
+
 # --- the tests ----------------------------------------------------------------------------------------
 CASES += dense_cases.CASES + rnn_cases.CASES
 COVERED = {p.values[0] for p in CASES}

@@ -409,6 +409,45 @@ def test_multiprocess_reader_notices_killed_child(use_pipe):
     assert no_children()
 
 
+@pytest.mark.timeout(60)
+def test_a_dead_reader_process_and_a_dead_loader_worker_are_told_in_one_sentence():
+    """One worker-death message (loops.Child.died) for multiprocess_reader and the DataLoader workers:
+    the same sentence but for who died, and the same WorkerDiedError text under the reader's error."""
+    from minifluid.data.worker import ProcessBatchSource
+    from minifluid.errors import QUEUE_KILLED_MESSAGE
+
+    def slow():
+        for i in endless():
+            time.sleep(0.01)
+            yield np.array([i])
+
+    it = multiprocess_reader([slow])()
+    next(it)
+    (reader_pid,) = [p.pid for p in multiprocessing.active_children() if p.name == "minifluid-mpreader-0"]
+    os.kill(reader_pid, signal.SIGKILL)
+    with pytest.raises(MultiprocessReaderError) as reader_error:
+        for _ in it:
+            pass
+    source = ProcessBatchSource(lambda: ([x] for x in slow()))
+    try:
+        next(source)
+        worker_pid = source.worker_pids[0]
+        os.kill(worker_pid, signal.SIGKILL)
+        with pytest.raises(WorkerDiedError) as worker_error:
+            for _ in source:
+                pass
+    finally:
+        source.close()
+    died = reader_error.value.__cause__
+    assert isinstance(died, WorkerDiedError)
+    assert str(reader_error.value) == f"multiprocess reader raises an exception: {died.detail}"
+    said = [str(died).replace(f"multiprocess_reader process minifluid-mpreader-0 (pid {reader_pid})", "WHO"),
+            str(worker_error.value).replace(f"DataLoader worker minifluid-worker-0 (pid {worker_pid})", "WHO")]
+    assert said[0] == said[1] == (f"{QUEUE_KILLED_MESSAGE}\n  WHO was killed by signal SIGKILL (exit code -9). "
+                                  "SIGKILL usually means the out-of-memory killer (see `dmesg`) or an external kill.")
+    assert no_children()
+
+
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("use_pipe", [True, False])
 def test_multiprocess_reader_child_killed_in_the_middle_of_a_big_sample_is_reported_not_a_hang(use_pipe):
