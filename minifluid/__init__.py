@@ -26,7 +26,8 @@ from .data import py_reader as _py_reader
 for _module in (layers, layers.io):  # fluid.layers(.io).py_reader: built in data/py_reader.py, above both sides
     _module.py_reader, _module.create_py_reader_by_data = _py_reader.py_reader, _py_reader.create_py_reader_by_data
 del _module
-from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor
+from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor, create_random_int_lodtensor
+from .input import embedding
 from .reader import batch
 from .program_state import load, load_program_state, save, set_program_state
 from .parallel_executor import ParallelExecutor
@@ -37,8 +38,9 @@ from .version import __version__, require_version  # minifluid's own version; pa
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
            "DatasetFactory", "ExecutionStrategy", "Executor", "InMemoryDataset", "LoDTensor", "LoDTensorArray",
            "ParallelExecutor", "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "backward",
-           "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor", "cuda_places", "data",
-           "default_main_program", "default_startup_program", "disable_dygraph", "dygraph", "enable_dygraph",
+           "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor", "create_random_int_lodtensor",
+           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph", "dygraph",
+           "embedding", "enable_dygraph",
            "framework", "global_scope", "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda",
            "layers", "load", "load_program_state", "memory_optimize", "metrics", "nets", "optimizer", "program_guard",
            "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_program_state",

@@ -5,7 +5,8 @@ without a copy. LoD is stored the way users give it, as recursive sequence lengt
 """
 import numpy as np
 
-__all__ = ["FetchedScalar", "LoDTensor", "LoDTensorArray", "create_lod_tensor", "float_friendly",
+__all__ = ["FetchedScalar", "LoDTensor", "LoDTensorArray", "create_lod_tensor", "create_random_int_lodtensor",
+           "float_friendly",
            "lengths_to_offsets", "offsets_to_lengths"]
 
 
@@ -148,6 +149,14 @@ def create_lod_tensor(data, recursive_seq_lens, place):
             f"The provided recursive_sequence_lengths info is invalid: {recursive_seq_lens} "
             f"for data of shape {tensor.shape()}")
     return tensor
+
+
+def create_random_int_lodtensor(recursive_seq_lens, base_shape, place, low, high):
+    """A LoDTensor of int64 values drawn uniformly from [low, high] (both included), of shape
+    ``[sum(recursive_seq_lens[-1])] + base_shape``, with those sequence lengths."""
+    assert isinstance(base_shape, list), "base_shape should be a list"
+    shape = [sum(recursive_seq_lens[-1])] + base_shape
+    return create_lod_tensor(np.random.randint(low, high + 1, shape).astype("int64"), recursive_seq_lens, place)
 
 
 class LoDTensorArray(list):

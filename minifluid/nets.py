@@ -1,8 +1,9 @@
 """``fluid.nets``: small compositions of layers that fluid 1.x scripts (the book's recognize_digits,
 VGG-style models) build their networks from."""
 from . import layers
+from .layers.activation import check_variable_and_dtype
 
-__all__ = ["simple_img_conv_pool", "img_conv_group"]
+__all__ = ["simple_img_conv_pool", "img_conv_group", "sequence_conv_pool"]
 
 
 def simple_img_conv_pool(input, num_filters, filter_size, pool_size, pool_stride, pool_padding=0, pool_type="max",
@@ -42,3 +43,12 @@ def img_conv_group(input, conv_num_filter, pool_size, conv_padding=1, conv_filte
                 tmp = layers.dropout(tmp, dropout_prob=drop_rates[i])
     return layers.pool2d(tmp, pool_size=pool_size, pool_type=pool_type, pool_stride=pool_stride,
                          use_cudnn=use_cudnn)
+
+
+def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="sigmoid", pool_type="max",
+                       bias_attr=None):
+    """``sequence_pool(sequence_conv(input, act=act), pool_type)``: one row per sequence (text CNNs)."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "input")
+    conv = layers.sequence_conv(input=input, num_filters=num_filters, filter_size=filter_size, param_attr=param_attr,
+                                bias_attr=bias_attr, act=act)
+    return layers.sequence_pool(input=conv, pool_type=pool_type)

@@ -89,16 +89,14 @@ def _build_program(spec, attrs, inputs, produced, batch_unknown=False, lods=None
     return prog, feed, outs
 
 
-def _check_inferred(op_type, block, out_names, results, batch_unknown, lod_input=False):
-    """Inferred output shapes match the kernel's; a -1 leading dim is allowed where the inputs have one, or
-    where an input carries LoD (the number of sequences is only known at run time)."""
+def _check_inferred(op_type, block, out_names, results, batch_unknown):
     for name, value in zip(out_names, results):
         var = block.var(name)
         if var.shape is None or value is None:
             continue
         shape = tuple(value.shape)
-        ok = len(var.shape) == len(shape) and all(v == s or ((batch_unknown or lod_input and i == 0) and v == -1)
-                                                  for i, (v, s) in enumerate(zip(var.shape, shape)))
+        ok = len(var.shape) == len(shape) and all(v == s or (batch_unknown and v == -1)
+                                                  for v, s in zip(var.shape, shape))
         assert ok, (f"{op_type}: infer_shape gives {var.shape} for output {name}, kernel produced {shape}"
                     f"{' (inputs with a -1 leading dim)' if batch_unknown else ''}")
         assert var.dtype == convert_dtype(value.dtype), (
@@ -136,7 +134,8 @@ def _forward(spec, attrs, inputs, produced, reference, atol, rtol, lods=None, ou
             expected = {n: lod for slot, lod in (output_lods or {}).items() for n in outs[slot][:1]}
             _check_lods(spec.type, names, results, expected)
             results = [np.asarray(r) for r in results]
-        _check_inferred(spec.type, prog.global_block(), names, results, batch_unknown, bool(lods))
+        # a context (LoD) op's output rows follow the LoD: unknown (-1) while building, as in fluid
+        _check_inferred(spec.type, prog.global_block(), names, results, batch_unknown or spec.context)
     it = iter(results)
     for slot, value in produced.items():
         got = [next(it) for _ in _listify(value, slot in spec.duplicable)]

@@ -29,9 +29,12 @@ Control flow (issue 19) raises it by 1,500 to 16,800: its first part (tensor arr
 conditional_block with their gradient blocks, While, cond, IfElse, Switch, StaticRNN) came to about
 750 code lines when the package was at 14,849; DynamicRNN with its LoD rank-table ops and beam search
 take the rest.
-Issue 16's recurrent units and CRF raise it by 900 to 17,700: they came to 922 code lines (lstm, lstmp and gru
+LoD through the graph and the sequence ops (issue 16, first half) raise it by 700 to 17,500: about 620 code
+lines (sequence ops 450 with their layers 125, fluid.embedding, create_random_int_lodtensor, the plan's LoD
+tracking) when the package was at 15,025 (16,800 with control flow).
+Issue 16's recurrent units and CRF raise it by 900 to 18,400: they came to 922 code lines (lstm, lstmp and gru
 over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
-cos_sim 30, their layers 186) when the package was at 16,698 with them.
+cos_sim 30, their layers 186) when the package was at 17,315 with them.
 """
 import ast
 import io
@@ -42,7 +45,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 17_700
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_400
 
 
 def code_lines(path):

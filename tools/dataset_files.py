@@ -219,12 +219,28 @@ def _synth_cifar(root, n, rng):
     write_cifar(root, 10, batches)
 
 
+def _with_markers(texts, markers, per_text, rng):
+    """Each text with ``per_text`` words drawn from ``markers`` inserted at random places."""
+    out = []
+    for text in texts:
+        words = text.split(' ')
+        for word in rng.choice(markers, per_text):
+            words.insert(rng.randint(0, len(words) + 1), word)
+        out.append(' '.join(words))
+    return out
+
+
 def _synth_imdb(root, n, rng):
+    """Reviews whose polarity a model can learn: a positive one holds a few of two rare words, a negative
+    one of two others (frequent enough for imdb.word_dict's cutoff of 150 at scale 0.01)."""
     vocab, docs = vocabulary(n(90000, 400), rng), {}
     zipf = Zipf(len(vocab), rng)
+    markers = {'pos': vocab[-2:], 'neg': vocab[-4:-2]}
+    marker_rng = np.random.RandomState(7)  # apart from ``rng``: the other modules' files stay as they were
     for split, count in (('train', n(12500)), ('test', n(12500))):
         for polarity in ('pos', 'neg'):
-            for i, text in enumerate(sentences(vocab, zipf, count, 230, rng)):
+            texts = _with_markers(sentences(vocab, zipf, count, 230, rng), markers[polarity], 3, marker_rng)
+            for i, text in enumerate(texts):
                 docs['aclImdb/%s/%s/%d_%d.txt' % (split, polarity, i, 7 if polarity == 'pos' else 2)] = \
                     (text.capitalize() + ', fine. <br /><br />The end!').encode()
     for i, text in enumerate(sentences(vocab, zipf, n(50000), 230, rng)):

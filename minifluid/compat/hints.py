@@ -28,10 +28,6 @@ REPLACEMENTS = {
     "paddle.fluid.dygraph.disable_imperative": "fluid.dygraph.disable_dygraph()",
     "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.static.append_backward": "fluid.backward.append_backward(loss)",
-    "paddle.fluid.embedding": "fluid.layers.embedding(input, size) (its ids carry a trailing dimension of 1)",
-    "paddle.fluid.create_random_int_lodtensor":
-        "fluid.create_lod_tensor(np.random.randint(low, high, [sum(lengths)] + base_shape), recursive_seq_lens, "
-        "place)",
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
     "paddle.fluid.layers.sum": "fluid.layers.sums(input)",
     "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
@@ -62,11 +58,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "sequence (LoD) ops": {
-        "paddle.fluid.layers": """sequence_conv sequence_softmax sequence_pool sequence_concat sequence_first_step
-            sequence_last_step sequence_slice sequence_expand sequence_expand_as sequence_pad sequence_unpad
-            sequence_reshape sequence_scatter sequence_enumerate sequence_mask sequence_reverse lod_reset lod_append
-            im2sequence row_conv add_position_encoding""",
-        "paddle.fluid.nets": "sequence_conv_pool"},
+        "paddle.fluid.layers": "sequence_scatter im2sequence row_conv add_position_encoding"},
     "recurrent layers": {
         "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",

@@ -9,12 +9,12 @@ import time
 from collections import deque
 from types import SimpleNamespace
 
-from ..errors import (CONCURRENT_READ_MESSAGE, QUEUE_KILLED_MESSAGE, ConcurrentReadError, EOFException,
-                      LoaderStateError, ReaderKilledError, ReaderTimeoutError)
+from ..errors import CONCURRENT_READ_MESSAGE, ConcurrentReadError, EOFException, LoaderStateError, ReaderKilledError
 from ..executor.feed_fetch import FeedSpec
 from ..lod_tensor import LoDTensor
 from . import adapters
 from .diagnosis import EpochStats, publish
+from .loops import timed_out
 from .queue import END_OF_DATA, QueueTimeout
 
 __all__ = ["CONCURRENT_READ_MESSAGE", "ConcurrentReadError", "FeedReader", "NOT_STARTED_MESSAGE",
@@ -110,10 +110,7 @@ class FeedReader:
             start = time.perf_counter()
             batch = stage.get(generation)
         except QueueTimeout:
-            raise ReaderTimeoutError(
-                f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {PRODUCER_THREAD_NAME} within timeout="
-                f"{stage.timeout} s; pass a larger `timeout` (None waits forever) if the reader is just slow.") \
-                from None
+            raise timed_out(f"thread {PRODUCER_THREAD_NAME}", stage.timeout) from None
         finally:
             self._reading.release()
         if batch is END_OF_DATA:

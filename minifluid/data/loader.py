@@ -11,10 +11,10 @@ NOTE [ DataLoader.from_generator: epoch, queue and stage ]
   iterates the batch reader itself (conversion happens in that thread), or, with
   ``use_multiprocess=True``, a ``ProcessBatchSource`` runs it in a forked worker (conversion there,
   batches back through shared memory), forked from the consumer's thread. On CPU places the
-  consumer then reads the worker's pipe itself (``_WorkerStage``: no producer thread and no queue in
+  consumer then reads the worker's pipe itself (``prefetch.WorkerStage``: no producer thread and no queue in
   between; the worker already reads ``capacity`` batches ahead, and a relay thread would trade the
   GIL with a busy consumer several times per batch). On CUDA places a producer thread relays into the
-  queue, so the CUDA double buffer works as usual. ``_WorkerStage`` repeats a worker's error until
+  queue, so the CUDA double buffer works as usual. ``WorkerStage`` repeats a worker's error until
   the epoch is stopped, like a killed queue.
 * The producer is the only pusher and pushes, closes and kills with the queue generation it started
   with; every reopen bumps it, so a late producer of an old epoch is refused, and a consumer waiting
@@ -42,7 +42,7 @@ import weakref
 import numpy as np
 
 from ..dtypes import to_numpy_dtype
-from ..errors import CONCURRENT_READ_MESSAGE, QUEUE_KILLED_MESSAGE, ConcurrentReadError, EOFException, ReaderKilledError
+from ..errors import CONCURRENT_READ_MESSAGE, ConcurrentReadError, EOFException
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.program import default_main_program, default_startup_program
@@ -56,8 +56,8 @@ from .dataset_feed import FileDatasetLoader
 from .diagnosis import loader_label
 from .feeder import SlotSpec, slot_specs
 from .feed_reader import NOT_STARTED_MESSAGE, PRODUCER_THREAD_NAME, FeedReader
-from .loops import END_OF_DATA, EpochIterator, Forwarded, StallWatch, ThreadSource, creation_site, wait_seconds
-from .prefetch import make_stage
+from .loops import EpochIterator, StallWatch, ThreadSource, creation_site, wait_seconds
+from .prefetch import WorkerStage, make_stage
 from .queue import BlockingQueue
 from .worker import open_batch_source
 
@@ -79,47 +79,6 @@ class _Producer(ThreadSource):
 
     def __init__(self, source, queue, name=PRODUCER_THREAD_NAME, timeout=None, stall=None):
         super().__init__(source, queue, name, timeout, stall, warn_reader_errors=True)
-
-
-class _WorkerStage:
-    """use_multiprocess on CPU places: the stage (see prefetch.py) is the worker's pipe itself."""
-
-    timeout = None  # the worker source applies the loader's timeout (ReaderTimeoutError)
-
-    def __init__(self, source):
-        self.source = source
-        self._error = None
-
-    def get(self, generation=None):
-        if self._error is not None:  # like a killed queue: the error again, until the epoch is stopped
-            raise Forwarded(self._error).error()
-        try:
-            return next(self.source)
-        except StopIteration:
-            return END_OF_DATA
-        except ReaderKilledError as e:  # reader error, worker death, timeout, /dev/shm full
-            self._error = e
-            raise
-        except BaseException as e:  # e.g. Ctrl-C while waiting: the source has shut its worker down, so
-            # the epoch cannot go on; say so from now on instead of ending it as if the data had run out
-            self._error = ReaderKilledError(
-                f"{QUEUE_KILLED_MESSAGE}\n  The epoch was interrupted by {type(e).__name__} while waiting for "
-                "the worker process, which has been stopped; call reset() (non-iterable mode) or start a new "
-                "epoch to read again.")
-            self._error.__cause__ = e
-            raise
-
-    def occupancy(self):
-        return self.source.ready()
-
-    def capacity(self):
-        return 1  # ``ready()`` only says whether the next batch is already waiting in its pipe
-
-    def clear(self):
-        pass
-
-    def stop(self):
-        self.source.close()
 
 
 class _WorkerFeed:
@@ -415,7 +374,7 @@ class GeneratorLoader(DataLoaderBase):
             worker = source if reads_worker else getattr(source, "source", None)
             self._worker_pid_list = list(getattr(worker, "worker_pids", ()))
             if reads_worker:
-                stage = _WorkerStage(source)
+                stage = WorkerStage(source)
                 self._reader.begin_epoch(stage)
                 self._producer = _WorkerFeed(stage)
             else:

@@ -1,14 +1,17 @@
 """The feeding runtime's loop parts, written once: the end-of-data marker, the poll and join times,
-the queue-filling thread, the process manager, the epoch iterator, and what a timeout, a stall and a
-Ctrl-C in a cleanup mean. Used by ``DataLoader.from_generator`` (``data/loader.py``), the dataset
-loader (``data/dataloader.py``), the shared-memory workers (``data/worker.py``) and the reader
-decorators (``reader/parallel.py``).
+the queue-filling thread, the process manager (``ProcessGroup``: fork, wait with death detection,
+stop), the epoch iterator, and what a timeout, a death, a stall and a Ctrl-C in a cleanup mean. Used
+by ``DataLoader.from_generator`` (``data/loader.py``), the dataset loader (``data/dataloader.py``),
+the shared-memory workers (``data/worker.py``) and the reader decorators (``reader/parallel.py``).
 
 NOTE [ Feeding: topology and shutdown ]
 Every pipeline is a chain of producers and one consumer:
 
     reader (user code) --> feeder thread (ThreadSource) --push--> BlockingQueue --pop--> consumer
-    reader (user code) --> worker process (worker.py) --pipe + shared memory--> consumer
+    reader (user code) --> worker process (ProcessGroup child) --pipe + shared memory--> consumer
+
+Transport is chosen in one place, ``worker.open_batch_source`` (both loaders call it): read inline,
+in a feeder thread, in worker processes, or workers relayed by a thread (CUDA places).
 
 * Producers never let an exception die in them: they wrap it (``ExceptionWrapper``, NOTE [ Errors
   cross boundaries as values ] in errors.py) and send it after the items made before it; a
@@ -16,19 +19,59 @@ Every pipeline is a chain of producers and one consumer:
   for queues, pipes and decorator threads alike; ``EndOfData(source)`` says which producer ended).
 * Nothing blocks for longer than ``POLL_INTERVAL`` without re-checking whether it must stop or whether
   its producers are still alive (a worker checks its parent every ``WORKER_POLL_INTERVAL``), so a
-  death is noticed and a stop obeyed within that time.
+  death is noticed and a stop obeyed within that time. A death is told by one sentence
+  (``Child.died``), a timeout by another (``timed_out``), whoever meets them.
 * Stopping is closing: the consumer closes the queue (a push blocked on a full queue returns, the
-  feeder ends at its next push) or the worker source (its workers are stopped by ``stop_processes``:
-  SIGTERM, SIGKILL after ``PROCESS_JOIN_TIMEOUT``). ``DataLoader.from_generator`` and the decorators never
-  wait for user code: a feeder busy in the reader finishes in the background (``ThreadSource.close``
-  joins only a feeder in its own code, for at most ``THREAD_JOIN_TIMEOUT``); the dataset loader's
-  ``close()`` and ``break`` wait that long for a ``__getitem__`` in progress, so its thread is gone after. A waiting consumer is woken by the close: queue waits are bound to an
-  epoch's generation and end with EOF when it is reset, worker waits end when ``stopping`` is set.
+  feeder ends at its next push) or the worker source (``ProcessGroup.stop``: SIGTERM, SIGKILL after
+  ``PROCESS_JOIN_TIMEOUT``, finished even when a signal handler raises in the middle of it).
+  ``DataLoader.from_generator`` and the decorators never wait for user code: a feeder busy in the
+  reader finishes in the background (``ThreadSource.close`` joins only a feeder in its own code, for
+  at most ``THREAD_JOIN_TIMEOUT``); the dataset loader's ``close()`` and ``break`` wait that long for
+  a ``__getitem__`` in progress, so its thread is gone after. A waiting consumer is woken by the
+  close: queue waits are bound to an epoch's generation and end with EOF when it is reset, worker
+  waits end when ``stopping`` is set.
 * An epoch ends (``EpochIterator``) at its end of data, on any error out of a step, by ``close()``, and
   when its iterator is dropped (a ``break``: a finalizer, in which a Ctrl-C is deferred to the end of
   the cleanup by ``interrupts_deferred`` and then delivered to the program).
 * A consumer waiting ``STALL_WARNING_S`` for one batch warns once (``StallWatch``); ``timeout``
   (``wait_seconds``) turns a wait into ``ReaderTimeoutError``.
+
+The three batch walks of ``DataLoader.from_generator``: where one batch goes, from the user's
+generator to the kernels. Each side (a thread, a process) visits each module once; the two sides
+meet in one module (queue.py, or shm.py over a pipe).
+(a) Iterable, ``for data in loader(): exe.run(feed=data)`` (producer thread, then the consumer):
+    1. ``_BatchGeneratorBatches._batches`` @ data/adapters.py: the user's batch, checked and converted
+       (``_SampleListBatches._batches`` for samples: batched and stacked there)
+    2. ``fill_queue`` @ data/loops.py: the ``minifluid-producer`` thread (``ThreadSource``) pushes it
+    3. ``BlockingQueue.push`` -> ``BlockingQueue.take_ready`` / ``pop`` @ data/queue.py: hand-over,
+       ``wake_level`` batches per wake-up
+    4. ``ReadAheadStage.get`` @ data/prefetch.py: the CPU double buffer (``CudaPrefetchStage`` on GPU)
+    5. ``FeedReader.read_next`` @ data/feed_reader.py: counted for ``bottleneck()``
+    6. ``GeneratorLoader._next_step`` @ data/loader.py: LoDTensors per place, the feed dicts
+    7. ``EpochIterator.__next__`` @ data/loops.py: returned to the ``for`` loop
+    8. ``feed_into`` @ executor/feed_fetch.py (``Executor.run`` hands the feed on at once):
+       ``FeedSpec.validate`` (the one feed check), then into the scope
+    9. ``Executor._execute`` @ executor/executor.py: the plan's kernels read it
+(b) Non-iterable, ``loader.start(); exe.run()`` and the program's ``read`` op: 1-3 as in (a), then
+    4. ``ReadAheadStage.get`` @ data/prefetch.py
+    5. ``FeedReader.read_next`` @ data/feed_reader.py: need_check_feed fields checked by
+       ``FeedSpec.validate`` @ executor/feed_fetch.py (the same check as (a) 8, fluid's read-op words)
+    6. ``_read_forward`` @ ops/io.py: the ``read`` kernel returns the fields (LoD with them)
+    7. ``Executor._execute`` @ executor/executor.py: the read op's outputs, then the other kernels
+(c) ``use_multiprocess=True`` on CPU places: worker process -> shared memory -> consumer:
+    worker process:
+    1. ``_BatchGeneratorBatches._batches`` @ data/adapters.py (``deferred``: fields left for the slot)
+    2. ``_worker_loop`` @ data/worker.py: flow control (at most ``capacity`` batches un-taken)
+    3. ``SlotWriter.pack`` @ data/shm.py: the fields written into a shared-memory slot; its
+       ``BatchMeta`` goes down the worker's pipe
+    consumer (the thread that reads):
+    4. ``SlotReader.unpack`` @ data/shm.py: numpy views onto the slot, from the ``BatchMeta`` that
+       ``ProcessGroup.receive`` @ data/loops.py took from the pipe (death, timeout, stall, stop
+       watched) for ``ProcessBatchSource._next_batch`` @ data/worker.py
+    5. ``WorkerStage.get`` @ data/prefetch.py: the stage is the pipe (no thread, no queue)
+    6. ``FeedReader.read_next`` @ data/feed_reader.py
+    7. then (a) 6-9 (iterable) or (b) 6-7 (the ``read`` op)
+    On CUDA places a ``minifluid-producer`` thread relays 4's batches into a queue: (a) 2-9 follow.
 """
 import _thread
 import contextlib
@@ -58,7 +101,7 @@ from ..errors import (QUEUE_KILLED_MESSAGE, ConcurrentReadError, ConversionFaile
 __all__ = ["END_OF_DATA", "POLL_INTERVAL", "PROCESS_JOIN_TIMEOUT", "STALL_WARNING_S", "THREAD_JOIN_TIMEOUT",
            "UNKNOWN_EXIT_STATUS", "WORKER_POLL_INTERVAL", "Child", "DataLoaderStallWarning", "EndOfData",
            "EpochIterator", "Forwarded", "ProcessGroup", "Readable", "StallWatch", "Stopped", "ThreadSource",
-           "creation_site", "describe_exit", "fill_queue", "interrupts_deferred", "stop_processes", "wait_seconds"]
+           "creation_site", "describe_exit", "fill_queue", "interrupts_deferred", "stop_processes", "timed_out", "wait_seconds"]
 
 _log = logging.getLogger("minifluid.data")
 
@@ -123,6 +166,13 @@ def wait_seconds(timeout):
         raise AssertionError(f"timeout should be a non-negative value (0 or None waits forever), but received "
                              f"{timeout}")
     return timeout if timeout > 0 else None
+
+
+def timed_out(what, timeout):
+    """The one timeout error: no batch from ``what`` (a thread or worker, named) within ``timeout`` s."""
+    return ReaderTimeoutError(
+        f"{QUEUE_KILLED_MESSAGE}\n  No batch from {what} within timeout={timeout} s. If the reader is just slow "
+        "(large samples, slow disk, heavy start-up), pass a larger `timeout` (or timeout=None to wait forever).")
 
 
 def creation_site():
@@ -277,9 +327,7 @@ class ThreadSource:
             item = self.queue.pop(self._timeout, self.generation, self._stall)
         except TimeoutError:  # the queue's QueueTimeout
             self.close()
-            raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from thread {self.name} within "
-                                     f"timeout={self._timeout} s; pass a larger `timeout` (None or 0 waits "
-                                     "forever) if the reader is just slow.") from None
+            raise timed_out(f"thread {self.name}", self._timeout) from None
         except BaseException:  # ReaderKilledError (chained to the thread's error), Ctrl-C
             self.close()
             raise
@@ -427,8 +475,6 @@ class ProcessGroup:
     """
 
     child_class = Child
-    timeout_hint = ("If the reader is just slow (large samples, slow disk, heavy start-up), pass a larger "
-                    "`timeout` (or timeout=None to wait forever).")
 
     def __init__(self, role, stall=None):
         self.role, self.stall = role, stall
@@ -487,9 +533,7 @@ class ProcessGroup:
             if warn_at is not None and time.monotonic() >= warn_at:
                 warn_at = self.stall.warn(time.monotonic() - start)
             if deadline is not None and time.monotonic() >= deadline:
-                raise ReaderTimeoutError(f"{QUEUE_KILLED_MESSAGE}\n  No batch from worker {waited[0].name} "
-                                         f"(pid {waited[0].pid}) "
-                                         f"within timeout={timeout} s. " + self.timeout_hint)
+                raise timed_out(f"worker {waited[0].name} (pid {waited[0].pid})", timeout)
 
     def stop(self):
         """Stop every child (``stop_processes``), then ``release`` what they used; a no-op in a forked copy."""

@@ -9,6 +9,8 @@ itself), ``clear()`` drops what is staged, ``stop()`` ends any thread.
 * ``ReadAheadStage`` (double buffer on CPU): after handing out a batch it takes the next one, if the
   producer has it ready, into a slot; no extra thread, because on CPU another thread would only
   contend for the GIL (the producer thread already runs ahead by ``capacity`` batches).
+* ``WorkerStage`` (``use_multiprocess`` on CPU places): no queue; ``get`` reads the worker's pipe
+  (``worker.ProcessBatchSource``), which already holds ``capacity`` batches ahead.
 * ``CudaPrefetchStage`` (double buffer on a CUDAPlace, needs CuPy): a ``minifluid-prefetch`` thread
   copies each batch host -> device through pinned staging buffers on its own non-blocking stream
   and records an event; ``get`` makes the consumer's stream wait on that event. Device arrays are
@@ -22,12 +24,13 @@ from collections import deque
 
 import numpy as np
 
-from ..errors import ExceptionWrapper, ReaderKilledError
+from ..errors import QUEUE_KILLED_MESSAGE, ExceptionWrapper, ReaderKilledError
 from ..lod_tensor import LoDTensor
 from . import options
+from .loops import Forwarded
 from .queue import END_OF_DATA, BlockingQueue
 
-__all__ = ["DirectStage", "ReadAheadStage", "CudaPrefetchStage", "make_stage", "PREFETCH_SLOTS"]
+__all__ = ["DirectStage", "ReadAheadStage", "CudaPrefetchStage", "WorkerStage", "make_stage", "PREFETCH_SLOTS"]
 
 PREFETCH_SLOTS = 2
 """Batches the CUDA prefetch thread keeps ready on the device (fluid's BufferedReader keeps 2)."""
@@ -96,6 +99,47 @@ class ReadAheadStage:
 
     def stop(self):
         self._ahead.clear()
+
+
+class WorkerStage:
+    """use_multiprocess on CPU places: the stage is the worker's pipe itself (a ``ProcessBatchSource``)."""
+
+    timeout = None  # the worker source applies the loader's timeout (ReaderTimeoutError)
+
+    def __init__(self, source):
+        self.source = source
+        self._error = None
+
+    def get(self, generation=None):
+        if self._error is not None:  # like a killed queue: the error again, until the epoch is stopped
+            raise Forwarded(self._error).error()
+        try:
+            return next(self.source)
+        except StopIteration:
+            return END_OF_DATA
+        except ReaderKilledError as e:  # reader error, worker death, timeout, /dev/shm full
+            self._error = e
+            raise
+        except BaseException as e:  # e.g. Ctrl-C while waiting: the source has shut its worker down, so
+            # the epoch cannot go on; say so from now on instead of ending it as if the data had run out
+            self._error = ReaderKilledError(
+                f"{QUEUE_KILLED_MESSAGE}\n  The epoch was interrupted by {type(e).__name__} while waiting for "
+                "the worker process, which has been stopped; call reset() (non-iterable mode) or start a new "
+                "epoch to read again.")
+            self._error.__cause__ = e
+            raise
+
+    def occupancy(self):
+        return self.source.ready()
+
+    def capacity(self):
+        return 1  # ``ready()`` only says whether the next batch is already waiting in its pipe
+
+    def clear(self):
+        pass
+
+    def stop(self):
+        self.source.close()
 
 
 def _pinned_view(cupy, slot, index, host):

@@ -53,7 +53,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minifluid.data.loops import (END_OF_DATA, POLL_INTERVAL, WORKER_POLL_INTERVAL, Child, EndOfData, ProcessGroup,
-                                  Readable, Stopped, ThreadSource)
+                                  Readable, Stopped, ThreadSource, timed_out)
 from minifluid.data.queue import BlockingQueue
 from minifluid.data.shm import (BatchMeta, ShmAllocationError, SlotReader, SlotWriter, new_segment_prefix,
                                 reclaim_stale_segments, unlink_segments)
@@ -286,9 +286,8 @@ class _Workers(ProcessGroup):
                 if not handle.process.is_alive():
                     raise handle.died()
                 if deadline is not None and time.monotonic() >= deadline:
-                    raise ReaderTimeoutError(
-                        f"{QUEUE_KILLED_MESSAGE}\n  Worker {handle.name} (pid {handle.pid}) took no new indices "
-                        f"within timeout={timeout} s (it is still busy with earlier ones). " + self.timeout_hint)
+                    raise timed_out(f"worker {handle.name} (pid {handle.pid}), which took no new indices (it "
+                                    "is still busy with earlier ones),", timeout)
 
     def release(self):
         """After the workers have stopped: their pipes, mappings and segments (NOTE [ Worker shutdown

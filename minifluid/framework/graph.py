@@ -34,16 +34,31 @@ def op_graph(block):
     return g
 
 
-def ops_needed_for(block, fetch_names):
-    """Indices (in list order) of the ops whose results the fetches depend on."""
-    g = op_graph(block)
-    targets = set()
+def ops_needed_for(block, fetch_names, fed=()):
+    """Indices (in list order) of the ops the fetches need, stopping at the ``fed`` variables: an op
+    is needed when it writes a fetched variable, or one that a needed op after it reads (any earlier
+    writer of it: an in-place update keeps what it updates); an op that writes only fed variables
+    is not (the feed stands in for it). ``Program._prune_with_input`` keeps these ops.
+    """
+    fed = set(fed)
+    wanted = set(fetch_names) - fed
+    g = nx.DiGraph()
+    writers, targets = {}, []
     for i, op in enumerate(block.ops):
-        if set(op.output_arg_names) & set(fetch_names):
-            targets.add(i)
+        outs = set(op.output_arg_names) - fed
+        if not outs:
+            continue
+        g.add_node(i)
+        for name in set(op.input_arg_names) - fed:
+            g.add_edges_from((w, i) for w in writers.get(name, ()))
+        for name in outs:
+            writers.setdefault(name, []).append(i)
+        if outs & wanted:
+            targets.append(i)
     needed = set(targets)
     for t in targets:
-        needed |= nx.ancestors(g, t)
+        if t in needed:
+            needed |= nx.ancestors(g, t)
     return sorted(needed)
 
 

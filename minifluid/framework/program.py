@@ -148,17 +148,11 @@ class Program:
             else:
                 raise ValueError("All targets of Program._prune_with_input() can only be Variable or Operator, "
                                  f"but received {type(t)}.")
+        from . import graph  # noqa: PLC0415 - networkx takes ~0.3 s to import: only when a program is pruned
         fed = set(feeded_var_names)
         pruned = self.clone()
         block = pruned.global_block()
-        needed -= fed
-        kept = []
-        for op in reversed(block.ops):
-            outs = set(op.output_arg_names)
-            if outs & needed and not outs <= fed:
-                kept.append(op)
-                needed |= set(op.input_arg_names) - fed
-        block.ops = kept[::-1]
+        block.ops = [block.ops[i] for i in graph.ops_needed_for(block, needed, fed)]
         used = needed | fed | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
         for name in [n for n in block.vars if n not in used]:
             del block.vars[name]

@@ -14,6 +14,8 @@ from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
+from .sequence import *  # noqa: F401,F403
+from .sequence import __all__ as _sequence_all
 from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,
                                       natural_exp_decay, piecewise_decay)
 from .math_op_patch import monkey_patch_variable
@@ -47,5 +49,7 @@ __all__ = [
     "tensor_array_to_tensor", "thresholded_relu", "topk", "transpose", "uniform_random", "unsqueeze", "unstack",
     "zeros"
 ]
+
+__all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had

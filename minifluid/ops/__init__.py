@@ -1,7 +1,7 @@
 """Op definitions. Importing this package registers every op family."""
 from . import registry  # noqa: F401  (first: the families register into it)
 from . import activation, compare, conv, conv_transpose, debug, elementwise_loss, index, io, loss, math  # noqa: F401
-from . import image, metric_ops, nn, norm, pool, reduce, shape, tensor  # noqa: F401
+from . import image, metric_ops, nn, norm, pool, reduce, sequence, sequence_pad, shape, tensor  # noqa: F401
 from . import optimizer  # noqa: F401
 from . import control_flow, tensor_array  # noqa: F401
 from . import crf, rnn, rnn_unit  # noqa: F401

@@ -3,6 +3,7 @@
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
+from .sequence import scatter_rows
 
 
 # --- dropout ---------------------------------------------------------------------------------
@@ -139,14 +140,10 @@ def _lookup_infer(attrs, w, ids):
     return (shape + (w.shape[1],), w.dtype)
 
 
-@register_op("lookup_table", inputs=("W", "Ids"), outputs=("Out",), no_grad_inputs=("Ids",),
-             attrs={"padding_idx": -1, "is_sparse": False, "is_distributed": False, "remote_prefetch": False},
-             infer_shape=_lookup_infer, share_lod={"Out": "Ids"}, grad_share_lod={})
-def _lookup_table_forward(attrs, w, ids):
-    rows = _lookup_rows(ids)
+def _lookup(attrs, w, rows, op_type):
     if rows.size and (rows.min() < 0 or rows.max() >= w.shape[0]):
         bad = rows[(rows < 0) | (rows >= w.shape[0])].reshape(-1)[0]
-        raise ValueError(f"lookup_table: id {int(bad)} is out of range for a table of {w.shape[0]} rows "
+        raise ValueError(f"{op_type}: id {int(bad)} is out of range for a table of {w.shape[0]} rows "
                          f"(ids must be in [0, {w.shape[0] - 1}])")
     out = w[rows]
     padding = attrs["padding_idx"]
@@ -155,15 +152,44 @@ def _lookup_table_forward(attrs, w, ids):
     return out
 
 
-@register_grad("lookup_table")
-def _lookup_table_backward(attrs, ins, outs, douts, need):
-    w, ids = ins
-    rows = _lookup_rows(ids).reshape(-1)
-    dout = douts[0].reshape(rows.size, w.shape[1])
+def _lookup_grad(attrs, w, rows, dout):
+    rows = rows.reshape(-1)
+    dout = dout.reshape(rows.size, w.shape[1])
     padding = attrs["padding_idx"]
     if padding != -1:
         dout = dout * (rows != padding % w.shape[0])[:, None]
     xp = array_module(w)
+    if xp is np:  # a dense gradient: fluid's is_sparse=True (SelectedRows) is not modelled
+        return scatter_rows(rows, dout, w.shape[0]).astype(w.dtype, copy=False)
     dw = xp.zeros_like(w)
-    xp.add.at(dw, rows, dout)  # a dense gradient: fluid's is_sparse=True (SelectedRows) is not modelled
-    return dw, None
+    xp.add.at(dw, rows, dout)
+    return dw
+
+
+_LOOKUP_ATTRS = {"padding_idx": -1, "is_sparse": False, "is_distributed": False, "remote_prefetch": False}
+
+
+@register_op("lookup_table", inputs=("W", "Ids"), outputs=("Out",), no_grad_inputs=("Ids",), attrs=_LOOKUP_ATTRS,
+             infer_shape=_lookup_infer, share_lod={"Out": "Ids"}, grad_share_lod={})
+def _lookup_table_forward(attrs, w, ids):
+    return _lookup(attrs, w, _lookup_rows(ids), "lookup_table")
+
+
+@register_grad("lookup_table")
+def _lookup_table_backward(attrs, ins, outs, douts, need):
+    w, ids = ins
+    return _lookup_grad(attrs, w, _lookup_rows(ids), douts[0]), None
+
+
+@register_op("lookup_table_v2", inputs=("W", "Ids"), outputs=("Out",), no_grad_inputs=("Ids",), attrs=_LOOKUP_ATTRS,
+             infer_shape=lambda attrs, w, ids: (tuple(ids.shape) + (w.shape[1],), w.dtype), share_lod={"Out": "Ids"},
+             grad_share_lod={})
+def _lookup_table_v2_forward(attrs, w, ids):
+    """fluid.embedding's op: any ids shape, the output appends the width (no trailing 1 needed)."""
+    return _lookup(attrs, w, ids, "lookup_table_v2")
+
+
+@register_grad("lookup_table_v2")
+def _lookup_table_v2_backward(attrs, ins, outs, douts, need):
+    w, ids = ins
+    return _lookup_grad(attrs, w, ids, douts[0]), None

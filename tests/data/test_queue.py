@@ -286,3 +286,25 @@ def test_wake_level_a_blocked_producer_is_woken_once_wake_level_slots_are_free()
     assert q.pop() == 3 and cond.wakes == 1  # 4 free: one wake-up for the group
     producer.join(10)
     assert not producer.is_alive() and [q.pop() for _ in range(5)] == [4, 5, 6, 7, 8]
+
+
+@pytest.mark.timeout(30)
+def test_a_loaders_queue_wakes_its_consumer_per_group_of_batches():
+    """from_generator's queue has a wake level (data/loader.py WAKE_LEVEL, capped at capacity // 4): with
+    it switched off (1), every batch pushed would wake the waiting consumer."""
+    import minifluid as fluid
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 1], "float32")
+        loader = fluid.io.DataLoader.from_generator(feed_list=[x], capacity=64, iterable=False)
+    q = loader._queue
+    q._cond = cond = _CountingCondition()
+    got = []
+    consumer = threading.Thread(target=lambda: got.append(q.pop()))
+    consumer.start()
+    _until(lambda: q._get_waiters == 1)
+    for i in range(15):  # a group is 16 batches: the consumer sleeps on
+        q.push(i)
+    assert cond.wakes == 0
+    q.push(15)
+    consumer.join(10)
+    assert cond.wakes == 1 and got == [0]

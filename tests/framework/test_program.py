@@ -157,6 +157,25 @@ def test_networkx_graph_tools():
     assert graph.find_cycle(block) is not None
 
 
+def test_pruning_is_the_graph_walk_stopping_at_fed_variables_and_keeping_in_place_updates():
+    main = fluid.Program()
+    block = main.global_block()
+    for name in "xabcd":
+        block.create_var(name=name, shape=[1], dtype="float32")
+    block.append_op("fill_constant", {}, {"Out": "a"}, {"shape": [1], "dtype": "float32", "value": 1.0})  # 0
+    block.append_op("scale", {"X": "a"}, {"Out": "b"}, {"scale": 2.0})  # 1
+    block.append_op("increment", {"X": "a"}, {"Out": "a"}, {"step": 1.0})  # 2: a updated in place
+    block.append_op("elementwise_add", {"X": "a", "Y": "b"}, {"Out": "c"})  # 3
+    block.append_op("relu", {"X": "x"}, {"Out": "d"})  # 4: not needed for c
+    assert graph.ops_needed_for(block, ["c"]) == [0, 1, 2, 3]
+    assert graph.ops_needed_for(block, ["c"], fed=["b"]) == [0, 2, 3]  # b is fed: scale goes
+    assert graph.ops_needed_for(block, ["c"], fed=["a"]) == [1, 3]  # a is fed: its writers go
+    assert graph.ops_needed_for(block, ["d", "b"]) == [0, 1, 4]
+    for fed, fetch in ([[], ["c"]], [["b"], ["c"]], [["a"], ["c"]], [[], ["d", "b"]]):
+        kept = main._prune_with_input(fed, fetch).global_block().ops
+        assert [op.type for op in kept] == [block.ops[i].type for i in graph.ops_needed_for(block, fetch, fed)]
+
+
 def test_a_name_created_again_returns_the_variable_only_if_shape_and_dtype_match():
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):

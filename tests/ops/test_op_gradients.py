@@ -10,7 +10,7 @@ from minifluid.ops.registry import registered_ops
 from minifluid.lod_tensor import LoDTensor
 from minifluid.testing import call_grad, call_kernel, check_op
 
-from . import dense_cases, rnn_cases
+from . import dense_cases, rnn_cases, sequence_cases
 
 rng = np.random.default_rng(1234)
 
@@ -394,7 +394,7 @@ case("select_input", inputs={"X": [normal(2, 3), normal(2, 3)], "Mask": np.array
 
 
 # --- the tests ----------------------------------------------------------------------------------------
-CASES += dense_cases.CASES + rnn_cases.CASES
+CASES += dense_cases.CASES + sequence_cases.CASES + rnn_cases.CASES
 COVERED = {p.values[0] for p in CASES}
 FORWARD_OPS = {name: spec for name, spec in registered_ops().items() if spec.forward is None}
 
