@@ -1,5 +1,6 @@
 """``fluid.core``: the names legacy code imports from the C++ core, backed by Python objects."""
 from .errors import EOFException
+from .flags import registry as globals  # noqa: A001 - fluid's core.globals()
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
 from .framework.variable import VarType
@@ -10,7 +11,7 @@ EnforceNotMet = RuntimeError
 ``ReaderKilledError`` too), so ``except core.EnforceNotMet`` catches what fluid's would."""
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "Place", "Scope", "VarDesc", "get_cuda_device_count", "is_compiled_with_cuda"]
+           "Place", "Scope", "VarDesc", "get_cuda_device_count", "globals", "is_compiled_with_cuda"]
 
 
 class VarDesc:

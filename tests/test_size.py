@@ -32,9 +32,13 @@ take the rest.
 LoD through the graph and the sequence ops (issue 16, first half) raise it by 700 to 17,500: about 620 code
 lines (sequence ops 450 with their layers 125, fluid.embedding, create_random_int_lodtensor, the plan's LoD
 tracking) when the package was at 15,025 (16,800 with control flow).
-Issue 16's recurrent units and CRF raise it by 900 to 18,400: they came to 922 code lines (lstm, lstmp and gru
+The rest of issue 17 raises it by 500 to 18,000 (with control flow's 1,500 and the LoD ops' 700):
+fluid.set_flags / get_flags (84 lines) and fluid.profiler with its op-step timing (149) came to 233 when
+the package was at 15,268 of 15,300; about 270 more are for the InferenceTranspiler's batch-norm folding
+and fluid.average.
+Issue 16's recurrent units and CRF raise it by 900 to 18,900: they came to 922 code lines (lstm, lstmp and gru
 over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
-cos_sim 30, their layers 186) when the package was at 17,315 with them.
+cos_sim 30, their layers 186) when the package was at 18,061 with them.
 """
 import ast
 import io
@@ -45,7 +49,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_400
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_900
 
 
 def code_lines(path):

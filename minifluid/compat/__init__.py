@@ -53,6 +53,8 @@ MODULE_MAP = {
     "paddle.fluid.trainer": "minifluid.contrib.trainer",  # fluid 0.x-1.0's home of the book's Trainer
     "paddle.fluid.inferencer": "minifluid.contrib.inferencer",
     "paddle.fluid.transpiler": "minifluid.transpiler",
+    "paddle.fluid.profiler": "minifluid.profiler",
+    "paddle.fluid.average": "minifluid.average",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
     "paddle.fluid.reader": "minifluid.fluid_reader",

@@ -52,7 +52,7 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": "DynamicRNN case switch_case while_loop reorder_lod_tensor_by_rank",
+        "paddle.fluid.layers": "case switch_case while_loop",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
@@ -65,7 +65,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
-            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode beam_search beam_search_decode gather_tree
+            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree
             ctc_greedy_decoder warpctc edit_distance""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
@@ -153,7 +153,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {
-        "paddle.fluid": "average evaluator",
+        "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
         "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
@@ -207,7 +207,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "name_scope device_guard",
         "paddle.static": "name_scope device_guard"},
     "devices and runtime settings": {
-        "paddle.fluid": "get_flags set_flags profiler install_check ComplexVariable",
+        "paddle.fluid": "install_check ComplexVariable",
         "paddle.static": "xpu_places",
         "paddle": """XPUPlace is_compiled_with_xpu get_device get_cudnn_version set_printoptions"""},
 }

@@ -17,6 +17,7 @@ from ..errors import ConversionFailed
 from ..lod_tensor import LoDTensor
 from .feed_errors import RAGGED_BATCH_MESSAGE, batch_field_error, describe_value
 from .feeder import convert_or_defer, convert_sample_list, make_converters
+from .loops import close_iterator
 
 __all__ = ["from_sample_generator", "from_sample_list_generator", "from_batch_generator", "as_batch_field",
            "FIELD_COUNT_MESSAGE", "RAGGED_BATCH_MESSAGE"]
@@ -28,12 +29,6 @@ FIELD_COUNT_MESSAGE = (
 
 def _field_count_error(got, expected):
     return ValueError(f"{FIELD_COUNT_MESSAGE} (got {got} fields, the feed list has {expected})")
-
-
-def _close(iterator):
-    close = getattr(iterator, "close", None)
-    if close is not None:
-        close()
 
 
 def from_sample_generator(reader, batch_size, drop_last, specs):
@@ -49,7 +44,7 @@ def from_sample_generator(reader, batch_size, drop_last, specs):
                     return
                 yield chunk
         finally:
-            _close(samples)
+            close_iterator(samples)
     return from_sample_list_generator(sample_list_reader, specs)
 
 
@@ -87,7 +82,7 @@ class _SampleListBatches:
                     raise ConversionFailed(e, index) from None
                 yield batch
         finally:
-            _close(sample_lists)
+            close_iterator(sample_lists)
 
 
 def as_batch_field(item, position=None, name=None, batch_index=None, copy=False):
@@ -170,4 +165,4 @@ class _BatchGeneratorBatches:
                     raise ConversionFailed(e, index) from None
                 yield fields
         finally:
-            _close(batches)
+            close_iterator(batches)

@@ -101,7 +101,8 @@ from ..errors import (QUEUE_KILLED_MESSAGE, ConcurrentReadError, ConversionFaile
 __all__ = ["END_OF_DATA", "POLL_INTERVAL", "PROCESS_JOIN_TIMEOUT", "STALL_WARNING_S", "THREAD_JOIN_TIMEOUT",
            "UNKNOWN_EXIT_STATUS", "WORKER_POLL_INTERVAL", "Child", "DataLoaderStallWarning", "EndOfData",
            "EpochIterator", "Forwarded", "ProcessGroup", "Readable", "StallWatch", "Stopped", "ThreadSource",
-           "creation_site", "describe_exit", "fill_queue", "interrupts_deferred", "stop_processes", "timed_out", "wait_seconds"]
+           "close_iterator", "creation_site", "describe_exit", "fill_queue", "interrupts_deferred", "stop_processes",
+           "timed_out", "wait_seconds"]
 
 _log = logging.getLogger("minifluid.data")
 
@@ -272,6 +273,13 @@ class Forwarded:
         return err
 
 
+def close_iterator(iterator):
+    """Close ``iterator`` if it can be closed (a generator: its ``finally`` blocks run now)."""
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
+
+
 def fill_queue(source, queue, generation, busy, warn_reader_errors):
     """The queue-filling loop of a feeder thread: push every item of ``source`` with ``generation``,
     close the queue at the end, kill it with the error on failure, and always close the source.
@@ -296,7 +304,7 @@ def fill_queue(source, queue, generation, busy, warn_reader_errors):
             _log.warning("Your reader has raised an exception! %s: %s", type(e).__name__, e)
         queue.kill(ExceptionWrapper(where=f"thread {threading.current_thread().name}"), generation=generation)
     finally:
-        getattr(source, "close", lambda: None)()
+        close_iterator(source)
 
 
 class ThreadSource:

@@ -171,58 +171,56 @@ def _packed(writer, batch, index):
         raise ConversionFailed(e, index) from None
 
 
-def _worker_loop(conn, inherited, batch_reader, prefix, capacity, info, worker_init_fn, parent_pid, name):
-    """Run ``batch_reader()`` and send each batch through a shared-memory slot (a stream worker)."""
+def _run_worker(body, conn, inherited, prefix, capacity, info, worker_init_fn, who):
+    """A worker process around ``body(writer, readable)``, its loop: the worker's set-up, its
+    ``worker_init_fn``, what it raises reported to the parent (``who``: how the report names it), and
+    its segments and pipe released at the end (all its segments when its parent is gone)."""
     _enter_worker(info, inherited)
-    writer, credits, parent_gone, readable = SlotWriter(prefix, capacity), capacity, False, Readable(conn)
-    deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
+    writer, parent_gone = SlotWriter(prefix, capacity), False
     try:
         try:
             if worker_init_fn is not None:
                 worker_init_fn(info.id)
-            for index, batch in enumerate(batch_reader() if deferred is None else deferred()):
-                msg = _recv(conn, readable, parent_pid, block=credits == 0)
-                while msg is not None:
-                    credits += msg.taken
-                    writer.release(msg.freed)
-                    msg = _recv(conn, readable, parent_pid, block=False)
-                _send(conn, _packed(writer, batch, index))
-                credits -= 1
-            _send(conn, END_OF_DATA)
+            body(writer, Readable(conn))
         except _ParentGone:
             raise
         except BaseException:  # SystemExit, KeyboardInterrupt, GeneratorExit too: the reader's, reported as such
-            _send(conn, ExceptionWrapper(where=f"worker process {name} (pid {os.getpid()})"))
+            _send(conn, ExceptionWrapper(where=f"worker process {who}pid {os.getpid()})"))
     except _ParentGone:
         parent_gone = True
     finally:
         writer.close(unlink_all=parent_gone)
         conn.close()
+
+
+def _worker_loop(conn, inherited, batch_reader, prefix, capacity, info, worker_init_fn, parent_pid, name):
+    """Run ``batch_reader()`` and send each batch through a shared-memory slot (a stream worker)."""
+    deferred = getattr(batch_reader, "deferred", None)  # fields built in the slot (data/adapters.py)
+
+    def stream(writer, readable):
+        credits = capacity
+        for index, batch in enumerate(batch_reader() if deferred is None else deferred()):
+            msg = _recv(conn, readable, parent_pid, block=credits == 0)
+            while msg is not None:
+                credits += msg.taken
+                writer.release(msg.freed)
+                msg = _recv(conn, readable, parent_pid, block=False)
+            _send(conn, _packed(writer, batch, index))
+            credits -= 1
+        _send(conn, END_OF_DATA)
+    _run_worker(stream, conn, inherited, prefix, capacity, info, worker_init_fn, f"{name} (")
 
 
 def _pool_worker_loop(conn, inherited, fetch_batch, prefix, info, worker_init_fn, capacity, parent_pid, name):
     """Build the batch for each ``_Task`` with ``fetch_batch(indices)``, in task order (pool worker)."""
-    _enter_worker(info, inherited)
-    writer, parent_gone, readable = SlotWriter(prefix, capacity), False, Readable(conn)
     fetch = getattr(fetch_batch, "deferred", fetch_batch)  # fields built in the slot (data/dataloader.py)
-    try:
-        try:
-            if worker_init_fn is not None:
-                worker_init_fn(info.id)
-            for index in itertools.count():
-                task = _recv(conn, readable, parent_pid)
-                writer.release(task.freed)
-                _send(conn, _packed(writer, fetch(list(task.indices)), index))
-        except _ParentGone:
-            raise
-        except BaseException:
-            where = f"worker process {name} (worker {info.id}, pid {os.getpid()})"
-            _send(conn, ExceptionWrapper(where=where))
-    except _ParentGone:
-        parent_gone = True
-    finally:
-        writer.close(unlink_all=parent_gone)
-        conn.close()
+
+    def tasks(writer, readable):
+        for index in itertools.count():
+            task = _recv(conn, readable, parent_pid)
+            writer.release(task.freed)
+            _send(conn, _packed(writer, fetch(list(task.indices)), index))
+    _run_worker(tasks, conn, inherited, prefix, capacity, info, worker_init_fn, f"{name} (worker {info.id}, ")
 
 
 # --- parent side ------------------------------------------------------------------------------------

@@ -33,8 +33,9 @@ EagerEmit = _EagerEmit()
 
 
 def _params(layer, specs):
-    return [layer.create_parameter(s.shape, s.attr, is_bias=s.is_bias, default_initializer=s.default_initializer)
-            for s in specs]
+    """The layer's parameters (layers/wiring.py lists them; None for one left out)."""
+    return [None if s is None else layer.create_parameter(s.shape, s.attr, is_bias=s.is_bias,
+                                                          default_initializer=s.default_initializer) for s in specs]
 
 
 class Linear(Layer):

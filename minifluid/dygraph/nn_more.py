@@ -1,12 +1,14 @@
 """More of ``fluid.dygraph.nn`` (1.8): Embedding, LayerNorm, PRelu, Conv2DTranspose, with fluid 1.8's
 constructor arguments and parameter shapes; each runs the same ops as its static twin in
-``fluid.layers`` (``embedding``, ``layer_norm``, ``prelu``, ``conv2d_transpose``)."""
+``fluid.layers`` (``embedding``, ``layer_norm``, ``prelu``, ``conv2d_transpose``). LayerNorm's are
+described once, in layers/wiring.py."""
 import numpy as np
 
 from ..initializer import Constant
 from ..layers import wiring
 from ..layers.image import _conv_transpose_padding
 from .layer import Layer
+from .nn import EagerEmit, _params
 from .tensor import apply
 
 __all__ = ["Conv2DTranspose", "Embedding", "LayerNorm", "PRelu"]
@@ -36,19 +38,12 @@ class LayerNorm(Layer):
         super().__init__(dtype=dtype)
         shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
         self._shape, self._epsilon, self._act = shape, epsilon, act
-        size = [int(np.prod(shape))]
-        self.weight = self.create_parameter(size, param_attr, default_initializer=Constant(1.0)) if scale else None
-        self.bias = self.create_parameter(size, bias_attr, is_bias=True) if shift else None
+        self.weight, self.bias = _params(self, wiring.layer_norm_params(int(np.prod(shape)), scale, shift,
+                                                                        param_attr, bias_attr))
 
     def forward(self, input):
-        inputs = {"X": input}
-        if self.weight is not None:
-            inputs["Scale"] = self.weight
-        if self.bias is not None:
-            inputs["Bias"] = self.bias
-        out = apply("layer_norm", inputs, {"epsilon": self._epsilon,
-                                           "begin_norm_axis": len(input.shape) - len(self._shape)}, "Y")
-        return out if self._act is None else apply(self._act, {"X": out})
+        return wiring.layer_norm_ops(EagerEmit, input, self.weight, self.bias, self._epsilon,
+                                     len(input.shape) - len(self._shape), self._act)
 
 
 class PRelu(Layer):

@@ -25,6 +25,7 @@ from ..lod_tensor import LoDTensor
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
+from . import timing as _timing
 from .context import Frame
 from .executor import _fetch_value, compile_ops, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
@@ -171,7 +172,7 @@ class CompiledProgram:
         envs = self._run_replicas(exe, self._program, plan, per_place, scope, staged)
         self._average_grads(plan, envs, scope)
         with Frame(exe, self._program, scope, scope._vars, scope._lods):
-            for step in plan.optimize:
+            for step in plan.optimize if _timing.recorder is None else _timing.recorder.timed(plan.optimize):
                 step(scope._vars, scope._lods)
         return self._collect(plan, envs, return_numpy, return_merged)
 
@@ -205,7 +206,7 @@ class CompiledProgram:
                 scope.find_value(plan.reader[0]).stage(staged_batches[k])
             feed_into(plan.feeds, place_feed, env, lods)
             with Frame(exe, program, scope, env, lods):  # for context ops (executor/context.py)
-                for step in plan.compute:
+                for step in plan.compute if _timing.recorder is None else _timing.recorder.timed(plan.compute):
                     step(env, lods)
             envs.append((env, lods))
         return envs

@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from . import timing as _timing
 from .scope import Scope
 
 __all__ = ["ChainEnv", "ExecutionContext", "Frame", "current_frame"]
@@ -169,6 +170,6 @@ class ExecutionContext:
         values = ChainEnv(scope._vars, parent_values, plan.owned)
         lods = ChainEnv(scope._lods, parent_lods, plan.owned, values)
         with Frame(executor, frame.program, scope, values, lods, frame.outer):
-            for step in plan.steps:
+            for step in plan.steps if _timing.recorder is None else _timing.recorder.timed(plan.steps):
                 step(values, lods)
         return scope

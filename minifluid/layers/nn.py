@@ -16,9 +16,10 @@ __all__ = ["accuracy", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "relu"
 
 
 def _params(helper, specs, dtype):
-    """The layer's parameters (layers/wiring.py lists them), created in both programs by ``helper``."""
-    return [helper.create_parameter(attr=s.attr, shape=s.shape, dtype=dtype, is_bias=s.is_bias,
-                                    default_initializer=s.default_initializer) for s in specs]
+    """The layer's parameters (layers/wiring.py lists them; None for one left out), created in both
+    programs by ``helper``."""
+    return [None if s is None else helper.create_parameter(attr=s.attr, shape=s.shape, dtype=dtype, is_bias=s.is_bias,
+                                                           default_initializer=s.default_initializer) for s in specs]
 
 
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):

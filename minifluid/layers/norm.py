@@ -1,10 +1,11 @@
 """Normalisation layers: layer_norm, l2_normalize, lrn (fluid 1.8 signatures, defaults and checks)."""
 import numpy as np
 
-from ..initializer import Constant
 from ..ops.norm import check_begin_norm_axis
 from .activation import check_variable_and_dtype
+from . import wiring
 from .helper import LayerHelper
+from .nn import _params
 
 __all__ = ["l2_normalize", "layer_norm", "lrn"]
 
@@ -21,20 +22,9 @@ def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, 
     if any(d < 0 for d in tail):
         raise ValueError(f"layer_norm: the dims of {input.name!r} from begin_norm_axis={begin_norm_axis} must be "
                          f"known, got shape {list(input.shape)}")
-    param_shape = [int(np.prod(tail))]
-    inputs = {"X": [input]}
-    if scale:
-        inputs["Scale"] = [helper.create_parameter(attr=helper.param_attr, shape=param_shape, dtype=dtype,
-                                                   default_initializer=Constant(1.0))]
-    if shift:
-        inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=param_shape, dtype=dtype,
-                                                  is_bias=True)]
-    outs = {"Y": helper.create_variable_for_type_inference(dtype),
-            "Mean": helper.create_variable_for_type_inference(dtype, stop_gradient=True),
-            "Variance": helper.create_variable_for_type_inference(dtype, stop_gradient=True)}
-    helper.append_op(type="layer_norm", inputs=inputs, outputs={k: [v] for k, v in outs.items()},
-                     attrs={"epsilon": epsilon, "begin_norm_axis": begin_norm_axis})
-    return helper.append_activation(outs["Y"])
+    scale, bias = _params(helper, wiring.layer_norm_params(int(np.prod(tail)), scale, shift, helper.param_attr,
+                                                           helper.bias_attr), dtype)
+    return wiring.layer_norm_ops(wiring.StaticEmit(helper, dtype), input, scale, bias, epsilon, begin_norm_axis, act)
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):

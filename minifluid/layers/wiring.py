@@ -1,4 +1,4 @@
-"""What fc, conv2d, pool2d, batch_norm and dropout append, written once for static and eager mode.
+"""What fc, conv2d, pool2d, batch_norm, dropout and layer_norm append, written once for static and eager mode.
 
 Each layer is described by two functions: ``<layer>_params(...)`` lists its parameters as
 ``ParamSpec`` (shape, attribute, bias or not, default initializer) and ``<layer>_ops(emit, ...)``
@@ -23,7 +23,7 @@ from .helper import known_attrs
 
 __all__ = ["New", "ParamSpec", "StaticEmit", "batch_norm_attrs", "batch_norm_ops", "batch_norm_params",
            "conv2d_attrs", "conv2d_ops", "conv2d_params", "dropout_attrs", "dropout_ops", "fc_ops", "fc_params",
-           "pair", "pool2d_attrs"]
+           "layer_norm_ops", "layer_norm_params", "pair", "pool2d_attrs"]
 
 
 class ParamSpec(NamedTuple):
@@ -161,3 +161,21 @@ def dropout_attrs(dropout_prob, is_test, seed, dropout_implementation):
 
 def dropout_ops(emit, x, attrs):
     return emit.op("dropout", {"X": x}, attrs, extra={"Mask": New("uint8")})
+
+
+# --- layer_norm / LayerNorm ---------------------------------------------------------------------------
+def layer_norm_params(size, scale, shift, param_attr, bias_attr):
+    """[Scale, Bias], each [size] (ones and zeros) or None when ``scale`` / ``shift`` is off."""
+    return [ParamSpec([size], param_attr, default_initializer=Constant(1.0)) if scale else None,
+            ParamSpec([size], bias_attr, is_bias=True) if shift else None]
+
+
+def layer_norm_ops(emit, x, scale, bias, epsilon, begin_norm_axis, act):
+    inputs = {"X": x}
+    if scale is not None:
+        inputs["Scale"] = scale
+    if bias is not None:
+        inputs["Bias"] = bias
+    y = emit.op("layer_norm", inputs, {"epsilon": epsilon, "begin_norm_axis": begin_norm_axis}, out="Y",
+                extra={"Mean": New(), "Variance": New()})
+    return emit.act(y, act)

@@ -30,7 +30,7 @@ import pickle
 import threading
 from dataclasses import dataclass
 
-from minifluid.data.loops import END_OF_DATA, POLL_INTERVAL, EndOfData, ProcessGroup, ThreadSource
+from minifluid.data.loops import END_OF_DATA, POLL_INTERVAL, EndOfData, ProcessGroup, ThreadSource, close_iterator
 from minifluid.data.queue import BlockingQueue
 from minifluid.errors import ExceptionWrapper, WorkerDiedError
 
@@ -53,12 +53,6 @@ class _WorkerFailed:
     wrapper: ExceptionWrapper
 
 
-def _close(iterator):
-    close = getattr(iterator, "close", None)
-    if close is not None:
-        close()
-
-
 def _failure(where=None):
     """Wrap the exception being handled, saying where it happened (default: this thread)."""
     return _WorkerFailed(ExceptionWrapper(where=where or f"thread {threading.current_thread().name}"))
@@ -79,7 +73,7 @@ class _Read:
         return self._samples
 
     def close(self):
-        _close(self._samples)
+        close_iterator(self._samples)
 
 
 # ---------------------------------------------------------------------------------------------------

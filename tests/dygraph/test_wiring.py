@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import minifluid as fluid
-from minifluid.dygraph import BatchNorm, Conv2D, Dropout, Linear, Pool2D
+from minifluid.dygraph import BatchNorm, Conv2D, Dropout, LayerNorm, Linear, Pool2D
 from minifluid.dygraph.tracer import Tracer
 from minifluid.ops.registry import COMMON_ATTRS, get_op_spec
 
@@ -16,6 +16,10 @@ CASES = {
     "batch_norm": ([2, 3, 2, 2], lambda x: fluid.layers.batch_norm(x, act="relu", momentum=0.8),
                    lambda: BatchNorm(3, act="relu", momentum=0.8)),
     "dropout": ([2, 3], lambda x: fluid.layers.dropout(x, 0.3, seed=5), lambda: Dropout(0.3, seed=5)),
+    "layer_norm": ([2, 3, 4], lambda x: fluid.layers.layer_norm(x, begin_norm_axis=2, epsilon=1e-3, act="relu"),
+                   lambda: LayerNorm(4, epsilon=1e-3, act="relu")),
+    "layer_norm_unscaled": ([2, 6], lambda x: fluid.layers.layer_norm(x, scale=False),
+                            lambda: LayerNorm(6, scale=False)),
 }
 
 
