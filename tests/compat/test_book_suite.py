@@ -21,7 +21,9 @@ RUN_TO_THE_END = [
     "test_image_classification.py",
     "test_image_classification_resnet_new_api.py",
     "test_image_classification_vgg_new_api.py",
+    "test_machine_translation.py",
     "test_memopt_image_classification_train.py",
+    "test_rnn_encoder_decoder.py",
     "test_understand_sentiment_dynamic_rnn_new_api.py",
     "test_word2vec.py",
 ]
