@@ -6,7 +6,7 @@ from . import ops  # noqa: F401  (registers every op first)
 from . import core, framework, layers
 from . import data as _data_package  # noqa: F401  (import first: `fluid.data` below must stay the function)
 from . import backward, backward_blocks, clip, initializer, optimizer, regularizer
-from . import io, metrics, nets, profiler, transpiler
+from . import average, io, metrics, nets, profiler, transpiler
 from . import dygraph
 from . import contrib
 from . import dataset  # paddle.dataset's readers, with fluid.dataset's DatasetFactory (see its NOTE)
@@ -38,10 +38,11 @@ from .version import __version__, require_version  # minifluid's own version; pa
 
 __all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
            "DatasetFactory", "ExecutionStrategy", "Executor", "InMemoryDataset", "LoDTensor", "LoDTensorArray",
-           "ParallelExecutor", "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "backward",
-           "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor", "create_random_int_lodtensor",
-           "cuda_places", "data", "default_main_program", "default_startup_program", "disable_dygraph", "dygraph",
-           "embedding", "enable_dygraph", "framework", "get_flags", "global_scope", "gradients", "in_dygraph_mode",
-           "initializer", "io", "is_compiled_with_cuda", "layers", "load", "load_program_state", "memory_optimize",
-           "metrics", "nets", "optimizer", "profiler", "program_guard", "regularizer", "release_memory",
-           "require_version", "save", "scope_guard", "set_flags", "set_program_state", "transpiler", "unique_name"]
+           "ParallelExecutor", "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "average",
+           "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
+           "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",
+           "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
+           "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load",
+           "load_program_state", "memory_optimize", "metrics", "nets", "optimizer", "profiler", "program_guard",
+           "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_flags", "set_program_state",
+           "transpiler", "unique_name"]

@@ -54,6 +54,7 @@ MODULE_MAP = {
     "paddle.fluid.inferencer": "minifluid.contrib.inferencer",
     "paddle.fluid.transpiler": "minifluid.transpiler",
     "paddle.fluid.profiler": "minifluid.profiler",
+    "paddle.fluid.average": "minifluid.average",
     "paddle.fluid.nets": "minifluid.nets",
     "paddle.fluid.io": "minifluid.io",
     "paddle.fluid.reader": "minifluid.fluid_reader",

@@ -52,7 +52,7 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": "DynamicRNN case switch_case while_loop reorder_lod_tensor_by_rank",
+        "paddle.fluid.layers": "case switch_case while_loop",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
@@ -66,7 +66,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
-            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode beam_search beam_search_decode gather_tree
+            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree
             linear_chain_crf crf_decoding chunk_eval ctc_greedy_decoder warpctc edit_distance""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
@@ -154,7 +154,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {
-        "paddle.fluid": "average evaluator",
+        "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
         "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",

@@ -365,6 +365,17 @@ class IfElse:
         return merged
 
 
+@contextlib.contextmanager
+def in_parent_block(program):
+    """Layers called inside build into the block around the current one (before the loop that runs it)."""
+    inner = program.current_block_idx
+    program.current_block_idx = program.current_block().parent_idx
+    try:
+        yield
+    finally:
+        program.current_block_idx = inner
+
+
 class StaticRNN:
     """A recurrent network over sequences of one fixed length (inputs shaped [seq_len, batch, ...]).
 
@@ -435,16 +446,8 @@ class StaticRNN:
         for out in self.outputs:
             out.shape = (self.seq_len,) + tuple(out.shape[1:]) if out.shape is not None else None
 
-    @contextlib.contextmanager
     def _in_parent(self):
-        """Layers called inside build into the block around the step (before the loop runs)."""
-        program = self.helper.main_program
-        inner = program.current_block_idx
-        program.current_block_idx = program.current_block().parent_idx
-        try:
-            yield
-        finally:
-            program.current_block_idx = inner
+        return in_parent_block(self.helper.main_program)
 
     def step_input(self, x):
         self._assert_in_rnn_block_("step_input")

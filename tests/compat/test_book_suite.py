@@ -18,8 +18,10 @@ BOOK_DIR = os.environ.get("PADDLE_BOOK_DIR")
 RUN_TO_THE_END = [
     "test_fit_a_line.py",
     "test_fit_a_line_new_api.py",
+    "test_image_classification.py",
     "test_image_classification_resnet_new_api.py",
     "test_image_classification_vgg_new_api.py",
+    "test_memopt_image_classification_train.py",
 ]
 
 
