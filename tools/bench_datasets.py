@@ -9,6 +9,9 @@ each pass (the process's own, threads included), which vary less than wall time 
 
 Run: python tools/bench_datasets.py [--scale 1.0] [--modules imdb,cifar,...] [--keep DIR]
 flowers decodes and resizes JPEGs (Pillow); its scale is a tenth of the others' unless --flowers-scale.
+``reference_cpu_s`` is the CPU time of a fixed workload (inflating 200 MB of zlib data, sorting 4 million
+floats), measured before and after the modules: on a shared machine whose cores are oversubscribed every
+CPU figure grows with it, so compare figures across runs as multiples of it.
 """
 import argparse
 import json
@@ -53,6 +56,21 @@ print(json.dumps([n, t1 - t0, t2 - t1, c1 - c0, c2 - c1]))
 """
 
 
+REFERENCE = """
+import time, zlib, numpy as np
+data = zlib.compress(np.random.RandomState(0).randint(0, 16, 1 << 20).astype(np.uint8).tobytes() * 200, 1)
+c0 = time.process_time()
+zlib.decompress(data)
+np.sort(np.random.RandomState(1).random_sample(1 << 22))
+print(time.process_time() - c0)
+"""
+
+
+def reference():
+    out = subprocess.run([sys.executable, '-c', REFERENCE], capture_output=True, text=True, check=True).stdout
+    return round(float(out), 2)
+
+
 def run_module(module, root):
     env = dict(os.environ, MINIFLUID_DATA_HOME=root)
     env['PYTHONPATH'] = os.path.dirname(HERE) + os.pathsep + env.get('PYTHONPATH', '')
@@ -73,7 +91,7 @@ def main():
     args = parser.parse_args()
     modules = [m for m in args.modules.split(',') if m]
     root = args.keep or tempfile.mkdtemp(prefix='mf_bench_datasets_')
-    result = {'scale': args.scale}
+    result = {'scale': args.scale, 'reference_cpu_s': [reference()]}
     try:
         for module in modules:
             scale = args.scale if module != 'flowers' else (args.flowers_scale or args.scale / 10)
@@ -83,6 +101,7 @@ def main():
             result[module] = dict(run_module(module, root), write_s=written)
             if module == 'flowers':
                 result[module]['scale'] = scale
+        result['reference_cpu_s'].append(reference())
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

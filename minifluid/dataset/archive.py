@@ -5,30 +5,38 @@ Python per header (5 s for the archive, more than inflating it) and, on an archi
 members, simply stops as if it had ended. ``tar_members`` reads the headers the datasets' archives use
 (POSIX ustar with its name prefix, GNU long names, pax ``path``/``size`` records), verifies each header's
 checksum, and calls an archive that ends before its end-of-archive block, or a gzip stream that ends
-before its trailer, truncated. ``gzip.GzipFile`` is replaced by ``_Gunzip`` for the same reason: one
-zlib call per MB of input instead of one Python-level call per 8 KB.
+before its trailer, truncated. ``gzip.GzipFile`` is replaced by ``_Stream`` for the same reason: one
+zlib call per MB of input instead of one Python-level call per 8 KB, and a member or header inside the
+current chunk is one slice.
 """
 import contextlib
 import os
 import zlib
+from zlib import adler32
 
-from .common import format_error, guard
+from .common import _READ_ERRORS, damaged, format_error, guard
 
 __all__ = ['tar_members', 'tar_read', 'tar_extract', 'missing_member', 'zip_open']
 
 BLOCK = 512
 _CHUNK = 1 << 20
 _REGULAR = (b'0', b'\0', b'7')
+_END = bytes(BLOCK)
 
 
-class _Gunzip:
-    """A gzip file read front to back (no seeking); zlib checks each member's CRC and length."""
+class _Stream:
+    """An archive's bytes front to back, inflated when it is gzipped (zlib checks each gzip member's CRC
+    and length), with cheap ``read`` and ``skip`` while the current chunk lasts."""
 
     def __init__(self, raw):
-        self.raw, self.inflate, self.buf, self.off = raw, zlib.decompressobj(31), b'', 0
+        self.raw, self.buf, self.off = raw, b'', 0
+        self.inflate = zlib.decompressobj(31) if raw.read(2) == b'\x1f\x8b' else None
+        raw.seek(0)
 
     def _more(self):
-        """Inflate more input; b'' at the (verified) end of the last gzip member."""
+        """The next chunk; b'' at the (verified) end."""
+        if self.inflate is None:
+            return self.raw.read(_CHUNK)
         while True:
             rest = self.inflate.unused_data if self.inflate.eof else self.raw.read(_CHUNK)
             if self.inflate.eof:  # another gzip member may follow, or zero padding
@@ -44,25 +52,41 @@ class _Gunzip:
                 return data
 
     def read(self, n):
-        if len(self.buf) - self.off < n:
-            parts, got = [self.buf[self.off:]], len(self.buf) - self.off
-            while got < n:
-                data = self._more()
-                if not data:
-                    break
-                parts.append(data)
-                got += len(data)
-            self.buf, self.off = b''.join(parts), 0
-        out = self.buf[self.off:self.off + n]
-        self.off += len(out)
-        return out
+        """The next ``n`` bytes, fewer at the end."""
+        off, end = self.off, self.off + n
+        if end <= len(self.buf):
+            self.off = end
+            return self.buf[off:end]
+        parts, got = [self.buf[off:]], len(self.buf) - off
+        while got < n:
+            data = self._more()
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+        self.buf = b''.join(parts)
+        self.off = min(n, len(self.buf))
+        return self.buf[:self.off]
+
+    def skip(self, n):
+        """Pass over the next ``n`` bytes; returns how many there were."""
+        done = len(self.buf) - self.off
+        if n <= done:
+            self.off += n
+            return n
+        while True:
+            data = self._more()
+            if not data:
+                self.buf, self.off = b'', 0
+                return done
+            if done + len(data) >= n:
+                self.buf, self.off = data, n - done
+                return n
+            done += len(data)
 
 
-def _exact(stream, n, path, what):
-    data = stream.read(n)
-    if len(data) < n:
-        raise format_error(path, 'the archive ends inside %s (truncated file?)' % what)
-    return data
+def _truncated(path, what):
+    return format_error(path, 'the archive ends inside %s (truncated file?)' % what)
 
 
 class TarMember:
@@ -74,14 +98,14 @@ class TarMember:
     def read(self, n=-1):
         """Up to ``n`` (default: all remaining) bytes of the member."""
         n = self._left if n is None or n < 0 else min(n, self._left)
-        with guard(self._path, 'read member %s' % self.name):  # called from the reader, not from tar_members
-            data = _exact(self._stream, n, self._path, 'member %s' % self.name)
+        try:  # called from the reader, outside tar_members' own error handling
+            data = self._stream.read(n)
+        except _READ_ERRORS as e:
+            raise damaged(self._path, 'read member %s' % self.name, e) from e
+        if len(data) < n:
+            raise _truncated(self._path, 'member %s' % self.name)
         self._left -= n
         return data
-
-    def skip(self):
-        while self._left:
-            self.read(_CHUNK)
 
     def __iter__(self):
         """The member's lines (with their newline), read 1 MB at a time."""
@@ -106,7 +130,9 @@ def _number(field):
 
 def _checksum_ok(header):
     stored = _number(header[148:156])
-    unsigned = sum(header[:148]) + sum(header[156:]) + 8 * 32  # the field itself counts as spaces
+    # the byte sum in two C calls: adler32's low half is 1 + the sum mod 65521, exact for 256 bytes; the
+    # checksum field itself counts as spaces
+    unsigned = (adler32(header[:256]) & 0xFFFF) + (adler32(header[256:]) & 0xFFFF) - 2 - sum(header[148:156]) + 256
     return stored == unsigned or stored == unsigned - 256 * sum(b > 127 for b in header)
 
 
@@ -125,12 +151,12 @@ def tar_members(path):
     """Stream a ``TarMember`` for each regular file of a tar or tar.gz, in archive order (names lose a
     leading ``./``). Read a member before asking for the next one; what is left of it is skipped."""
     with guard(path, 'read tar archive'), open(path, 'rb') as raw:
-        stream = _Gunzip(raw) if raw.read(2) == b'\x1f\x8b' else raw
-        raw.seek(0)
+        stream = _Stream(raw)
+        read, skip = stream.read, stream.skip
         offset, pending = 0, {}
         while True:
-            header = stream.read(BLOCK)
-            if header == bytes(BLOCK):
+            header = read(BLOCK)
+            if header == _END:
                 break
             try:
                 if len(header) < BLOCK or not _checksum_ok(header):
@@ -146,16 +172,19 @@ def tar_members(path):
                 member = TarMember(name, size, stream, path)
                 pending.update({'path': _text(member.read())} if kind == b'L' else _pax(member.read()))
             else:
-                name = pending.pop('path', name)
-                member = TarMember(name[2:] if name.startswith('./') else name, int(pending.pop('size', size)),
-                                   stream, path)
-                pending.clear()
+                if pending:
+                    name, size = pending.pop('path', name), int(pending.pop('size', size))
+                    pending.clear()
+                member = TarMember(name[2:] if name.startswith('./') else name, size, stream, path)
                 if kind in _REGULAR:
                     yield member
-                member.skip()
-            _exact(stream, -member.size % BLOCK, path, 'the padding after %s' % member.name)
-            offset += BLOCK + member.size + (-member.size % BLOCK)
-        while stream.read(_CHUNK):  # the rest of the gzip stream: cut short, it raises EOFError
+            left, pad = member._left, -member.size % BLOCK
+            got = skip(left + pad)  # what the reader left of the member, then the padding
+            if got < left + pad:
+                raise _truncated(path, ('member %s' if got < left else 'the padding after %s') % member.name)
+            member._left = 0
+            offset += BLOCK + member.size + pad
+        while stream._more():  # the rest of the gzip stream: cut short, it raises EOFError
             pass
 
 

@@ -168,8 +168,13 @@ def guard(path, what='read'):
     except (DatasetFormatError, DatasetNotFoundError):
         raise
     except _READ_ERRORS as e:
-        raise DatasetFormatError('%s: cannot %s: %s: %s (truncated or damaged file?)'
-                                 % (path, what, type(e).__name__, e)) from e
+        raise damaged(path, what, e) from e
+
+
+def damaged(path, what, error):
+    """The ``DatasetFormatError`` for ``error`` (one of ``_READ_ERRORS``) raised while doing ``what``."""
+    return DatasetFormatError('%s: cannot %s: %s: %s (truncated or damaged file?)'
+                              % (path, what, type(error).__name__, error))
 
 
 def split_lines(data):

@@ -15,7 +15,7 @@ from multiprocessing import cpu_count
 
 from ..reader import map_readers, xmap_readers
 from . import archive, common
-from .image import load_image_bytes, simple_transform
+from .image import transform_bytes
 
 __all__ = ['train', 'test', 'valid']
 
@@ -34,9 +34,8 @@ VALID_FLAG = 'valid'
 def default_mapper(is_train, sample):
     """Decode, resize, crop and centre one ``(jpeg bytes, label)`` sample."""
     img, label = sample
-    img = load_image_bytes(img)
-    img = simple_transform(img, 256, 224, is_train, mean=[103.94, 116.78, 123.68])
-    return img.flatten().astype('float32'), label
+    img = transform_bytes(img, 256, 224, is_train, mean=[103.94, 116.78, 123.68])
+    return img.reshape(-1), label
 
 
 train_mapper = functools.partial(default_mapper, True)

@@ -30,21 +30,32 @@ def _pil():
     return Image
 
 
-def _to_array(img, is_color):
+def _to_array(img, is_color, short):
     from PIL import ImageOps
     img = ImageOps.exif_transpose(img)  # OpenCV's decoders apply the EXIF orientation too
-    if is_color:
-        return np.ascontiguousarray(np.asarray(img.convert("RGB"))[:, :, ::-1])  # BGR, as OpenCV decodes
-    return np.asarray(img.convert("L")).copy()
+    img = img.convert("RGB" if is_color else "L")
+    if short is not None:  # resize_short on the decoded image: the same pixels, no array round trip
+        w, h = _short_side_size(img.height, img.width, short)
+        img = img.resize((w, h), _pil().BICUBIC)
+    if is_color:  # BGR, as OpenCV decodes (a view when resized: the caller crops and copies it)
+        return np.asarray(img)[:, :, ::-1] if short is not None else np.ascontiguousarray(np.asarray(img)[:, :, ::-1])
+    return np.asarray(img) if short is not None else np.asarray(img).copy()
 
 
-def _decode(source, what, is_color):
+def _decode(source, what, is_color, short=None):
     Image = _pil()
     try:
         with Image.open(source) as img:
-            return _to_array(img, is_color)
+            return _to_array(img, is_color, short)
     except (OSError, SyntaxError, ValueError) as e:  # PIL.UnidentifiedImageError is an OSError
         raise ValueError("cannot decode %s as an image: %s" % (what, e)) from e
+
+
+def transform_bytes(data, resize_size, crop_size, is_train, is_color=True, mean=None):
+    """``simple_transform(load_image_bytes(data, is_color), ...)``, the same numbers, with the resize done
+    on the decoded image (flowers' default mappers)."""
+    im = _decode(io.BytesIO(data), "%d bytes" % len(data), is_color, resize_size)
+    return _crop_and_normalise(im, crop_size, is_train, is_color, mean)
 
 
 def batch_images_from_tar(data_file, dataset_name, img2label, num_per_batch=1024):
@@ -106,15 +117,14 @@ def _resize(im, w, h):
     return out.astype(im.dtype)
 
 
+def _short_side_size(h, w, size):
+    """``(width, height)`` with the shorter side ``size``, the aspect ratio kept (rounded down)."""
+    return (size, size * h // w) if h > w else (size * w // h, size)
+
+
 def resize_short(im, size):
     """Resize ``im`` (HWC or HW) so that its shorter side is ``size``, keeping the aspect ratio."""
-    h, w = im.shape[:2]
-    h_new, w_new = size, size
-    if h > w:
-        h_new = size * h // w
-    else:
-        w_new = size * w // h
-    return _resize(im, w_new, h_new)
+    return _resize(im, *_short_side_size(im.shape[0], im.shape[1], size))
 
 
 def to_chw(im, order=(2, 0, 1)):
@@ -146,7 +156,10 @@ def left_right_flip(im, is_color=True):
 def simple_transform(im, resize_size, crop_size, is_train, is_color=True, mean=None):
     """Resize the short side to ``resize_size``, crop ``crop_size`` (random + coin-flip mirror when
     ``is_train``, centred otherwise), CHW for colour, float32, minus ``mean`` (per channel or per pixel)."""
-    im = resize_short(im, resize_size)
+    return _crop_and_normalise(resize_short(im, resize_size), crop_size, is_train, is_color, mean)
+
+
+def _crop_and_normalise(im, crop_size, is_train, is_color, mean):
     if is_train:
         im = random_crop(im, crop_size, is_color=is_color)
         if np.random.randint(2) == 0:

@@ -226,3 +226,32 @@ def test_flowers_without_scipy_names_the_extra(flower_files, monkeypatch):
     monkeypatch.setitem(sys.modules, 'scipy.io', None)
     with pytest.raises(ImportError, match=r'minifluid\[flowers\]'):
         flowers.train()
+
+
+@pytest.mark.parametrize('is_color', [True, False])
+@pytest.mark.parametrize('is_train', [True, False])
+@pytest.mark.parametrize('size', [(300, 260), (260, 300)])
+def test_transform_bytes_is_load_then_simple_transform(is_color, is_train, size):
+    """flowers' default mappers resize the decoded image before it becomes an array: the same numbers."""
+    from PIL import Image
+    buf = io.BytesIO()
+    noise = np.random.RandomState(3).randint(0, 256, (size[1], size[0], 3)).astype(np.uint8)
+    Image.fromarray(noise).save(buf, 'JPEG', quality=90)
+    mean = [103.94, 116.78, 123.68] if is_color else [120.0]
+    np.random.seed(11)
+    want = [image.simple_transform(image.load_image_bytes(buf.getvalue(), is_color), 256, 224, is_train,
+                                   is_color, mean) for _ in range(4)]
+    np.random.seed(11)
+    got = [image.transform_bytes(buf.getvalue(), 256, 224, is_train, is_color, mean) for _ in range(4)]
+    for w, g in zip(want, got):
+        assert g.dtype == np.float32 and g.shape == w.shape and np.array_equal(g, w)
+    assert is_train == any(not np.array_equal(got[0], g) for g in got[1:])  # random crops / flips differ
+
+
+def test_flowers_default_mapper_is_load_then_simple_transform(flower_files):
+    data = _jpeg((10, 200, 30), size=(280, 320))
+    np.random.seed(5)
+    x, y = flowers.train_mapper((data, 7))
+    np.random.seed(5)
+    want = image.simple_transform(image.load_image_bytes(data), 256, 224, True, mean=[103.94, 116.78, 123.68])
+    assert y == 7 and x.shape == (3 * 224 * 224,) and np.array_equal(x, want.flatten())
