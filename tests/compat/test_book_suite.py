@@ -22,6 +22,7 @@ RUN_TO_THE_END = [
     "test_image_classification_resnet_new_api.py",
     "test_image_classification_vgg_new_api.py",
     "test_memopt_image_classification_train.py",
+    "test_word2vec.py",
 ]
 
 
