@@ -4,6 +4,7 @@ from .flags import registry as globals  # noqa: A001 - fluid's core.globals()
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
 from .framework.variable import VarType
+from .inference_api import NativeConfig, PaddleBuf, PaddleDType, PaddleTensor, create_paddle_predictor
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, Place, get_cuda_device_count, is_compiled_with_cuda
 
 EnforceNotMet = RuntimeError
@@ -11,7 +12,8 @@ EnforceNotMet = RuntimeError
 ``ReaderKilledError`` too), so ``except core.EnforceNotMet`` catches what fluid's would."""
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "Place", "Scope", "VarDesc", "get_cuda_device_count", "globals", "is_compiled_with_cuda"]
+           "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "VarDesc",
+           "create_paddle_predictor", "get_cuda_device_count", "globals", "is_compiled_with_cuda"]
 
 
 class VarDesc:

@@ -84,9 +84,12 @@ def _torch_models(torch):
 NETS = {"lenet": (lenet_minifluid, (1, 28, 28)), "resnet20": (resnet20_minifluid, (3, 32, 32))}
 
 
-def minifluid_step(name, batch):
+def minifluid_step(name, batch, seed=1):
+    """One SGD step of net ``name`` on a fixed batch per call; the weights start from ``seed`` (the
+    program's generator), so the steps do not depend on numpy's global random state."""
     build, shape = NETS[name]
     main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = seed
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         loss = build()
         fluid.optimizer.SGD(learning_rate=LR).minimize(loss)

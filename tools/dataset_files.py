@@ -346,5 +346,15 @@ def _synth_flowers(root, n, rng, size=(500, 375)):
 
 
 def _synth_mnist(root, n, rng):
-    for prefix, count in (('train', n(60000)), ('t10k', n(10000))):
-        write_mnist(root, prefix, rng.randint(0, 256, (count, 28, 28)), rng.randint(0, 10, count))
+    """Real handwritten digits, so the book's recognize_digits networks learn them as they learn MNIST (its
+    tests train until the test accuracy passes 0.2): minifluid's embedded 8x8 digits (train images from its
+    train split, test images from its test split) drawn 3x larger in the middle of the 28x28 canvas, in
+    MNIST's white-on-black 0-255 range, with pixel noise."""
+    from minifluid.dataset import digits
+    for prefix, count, split in (('train', n(60000), 'train'), ('t10k', n(10000), 'test')):
+        images, labels = digits.load(split)
+        pick = rng.randint(0, len(labels), count)
+        canvas = np.zeros((count, 28, 28))
+        canvas[:, 2:26, 2:26] = np.kron(images[pick].reshape(-1, 8, 8), np.ones((3, 3))) * 255
+        noisy = np.clip(canvas + rng.randint(-30, 31, canvas.shape), 0, 255)
+        write_mnist(root, prefix, noisy, labels[pick])

@@ -60,14 +60,13 @@ NOT_SUPPORTED_YET = {
     "sequence (LoD) ops": {
         "paddle.fluid.layers": "sequence_scatter im2sequence row_conv add_position_encoding"},
     "recurrent layers": {
-        "paddle.fluid.layers": """RNNCell GRUCell LSTMCell rnn dynamic_lstm dynamic_lstmp dynamic_gru gru_unit
-            lstm_unit lstm""",
+        "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
             GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree
-            linear_chain_crf crf_decoding chunk_eval ctc_greedy_decoder warpctc edit_distance""",
+            ctc_greedy_decoder warpctc edit_distance""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {
@@ -118,7 +117,7 @@ NOT_SUPPORTED_YET = {
     "elementwise and reduction math": {
         "paddle.fluid.layers": """log1p asin acos sign erf elementwise_mod elementwise_floordiv clamp cumsum logsumexp
             reduce_prod reduce_all reduce_any kron cross dot dist addmm addcmul bmm t
-            trace meshgrid diag_embed cos_sim bilinear_tensor_product multiplex""",
+            trace meshgrid diag_embed bilinear_tensor_product multiplex""",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var

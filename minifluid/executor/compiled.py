@@ -132,6 +132,7 @@ class CompiledProgram:
         self._share_vars_from = None
         self._build_strategy = build_strategy
         self._plans = {}
+        self._is_inference, self._infer_config, self._predictor = False, None, None
 
     def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None,
                            share_vars_from=None, places=None):
@@ -139,6 +140,14 @@ class CompiledProgram:
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
         self._places = non_empty_places(places, _DATA_PARALLEL) if places is not None else None
+        return self
+
+    def with_inference_optimize(self, config):
+        """Run through a native predictor of ``config`` (a ``core.NativeConfig``: the saved model's
+        folder): ``exe.run(compiled, feed=[PaddleTensor, ...])`` returns PaddleTensors (inference_api.py)."""
+        if not hasattr(config, "_create_predictor"):
+            raise TypeError(f"with_inference_optimize needs a fluid.core.NativeConfig, got {type(config).__name__}")
+        self._data_parallel, self._is_inference, self._infer_config = False, True, config
         return self
 
     def _resolve_places(self, exe):
@@ -155,6 +164,10 @@ class CompiledProgram:
         return plan
 
     def _run_with(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
+        if self._is_inference:
+            if self._predictor is None:
+                self._predictor = self._infer_config._create_predictor()
+            return self._predictor.run(feed)
         if not self._data_parallel:
             return exe.run(self._program, feed=feed, fetch_list=fetch_list, scope=scope, return_numpy=return_numpy)
         num_places = len(self._resolve_places(exe))
