@@ -26,6 +26,7 @@ RUN_TO_THE_END = [
     "test_recognize_digits.py",
     "test_recognize_digits_conv_new_api.py",
     "test_recognize_digits_mlp_new_api.py",
+    "test_recommender_system.py",
     "test_rnn_encoder_decoder.py",
     "test_understand_sentiment_conv_new_api.py",
     "test_understand_sentiment_dynamic_rnn_new_api.py",
