@@ -25,6 +25,7 @@ RUN_TO_THE_END = [
     "test_recognize_digits.py",
     "test_recognize_digits_conv_new_api.py",
     "test_recognize_digits_mlp_new_api.py",
+    "test_recommender_system.py",
     "test_understand_sentiment_conv_new_api.py",
     "test_word2vec.py",
     "test_word2vec_new_api.py",
