@@ -37,6 +37,9 @@ The rest of issue 17 raises it by 500 to 18,000 (with control flow's 1,500 and t
 fluid.set_flags / get_flags (84 lines) and fluid.profiler with its op-step timing (149) came to 233 when
 the package was at 15,268 of 15,300; about 270 more are for the InferenceTranspiler's batch-norm folding
 and fluid.average.
+Issue 16's recurrent units and CRF raise it by 900 to 18,900: they came to 922 code lines (lstm, lstmp and gru
+over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
+cos_sim 30, their layers 186) when the package was at 18,061 with them.
 """
 import ast
 import io
@@ -47,7 +50,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_000
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_900
 
 
 def code_lines(path):

@@ -12,12 +12,6 @@ __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 # legacy API (full module path . name) -> what to write instead
 REPLACEMENTS = {
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
-    "paddle.fluid.Linear": "fluid.dygraph.Linear",
-    "paddle.fluid.Conv2D": "fluid.dygraph.Conv2D",
-    "paddle.fluid.Pool2D": "fluid.dygraph.Pool2D",
-    "paddle.fluid.BatchNorm": "fluid.dygraph.BatchNorm",
-    "paddle.fluid.Dropout": "fluid.dygraph.Dropout",
-    "paddle.fluid.Layer": "fluid.dygraph.Layer",
     "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
     "paddle.fluid.Tensor": "fluid.LoDTensor",
     "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
@@ -52,7 +46,6 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": "case switch_case while_loop",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
@@ -60,14 +53,13 @@ NOT_SUPPORTED_YET = {
     "sequence (LoD) ops": {
         "paddle.fluid.layers": "sequence_scatter im2sequence row_conv add_position_encoding"},
     "recurrent layers": {
-        "paddle.fluid.layers": """RNNCell GRUCell LSTMCell rnn dynamic_lstm dynamic_lstmp dynamic_gru gru_unit
-            lstm_unit lstm""",
+        "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
             GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree
-            linear_chain_crf crf_decoding chunk_eval ctc_greedy_decoder warpctc edit_distance""",
+            ctc_greedy_decoder warpctc edit_distance""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {
@@ -100,7 +92,7 @@ NOT_SUPPORTED_YET = {
             adaptive_max_pool3d"""},
     "normalization": {
         "paddle.fluid.layers": "group_norm instance_norm data_norm inplace_abn spectral_norm",
-        "paddle.fluid": "LayerNorm WeightNormParamAttr",
+        "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
@@ -118,7 +110,7 @@ NOT_SUPPORTED_YET = {
     "elementwise and reduction math": {
         "paddle.fluid.layers": """log1p asin acos sign erf elementwise_mod elementwise_floordiv clamp cumsum logsumexp
             reduce_prod reduce_all reduce_any kron cross dot dist addmm addcmul bmm t
-            trace meshgrid diag_embed cos_sim bilinear_tensor_product multiplex""",
+            trace meshgrid diag_embed bilinear_tensor_product multiplex""",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var
@@ -130,7 +122,6 @@ NOT_SUPPORTED_YET = {
             roll reverse rank size unique unique_with_counts index_select
             index_sample where nonzero shard_index hash merge_selected_rows
             get_tensor_from_selected_rows tril triu""",
-        "paddle.fluid": "one_hot",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
@@ -150,7 +141,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "other dygraph layers": {
-        "paddle.fluid": "Embedding",
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {

@@ -4,11 +4,14 @@ from .device import get_places
 from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
+from .branching import *  # noqa: F401,F403
 from .dynamic_rnn import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
 from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
+from .recurrent import *  # noqa: F401,F403
+from .sequence_label import *  # noqa: F401,F403
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -29,25 +32,26 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
 __all__ = [
     "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "adaptive_pool2d",
     "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
-    "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "cast", "ceil", "clip",
-    "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "create_array", "create_global_var",
-    "create_py_reader_by_data", "create_tensor", "cross_entropy", "data", "double_buffer", "dropout",
-    "elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul", "elementwise_pow",
-    "elementwise_sub", "elu", "embedding", "equal", "exp", "expand", "exponential_decay", "fc", "fill_constant",
+    "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
+    "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim",
+    "create_array", "create_global_var", "create_py_reader_by_data", "create_tensor", "crf_decoding", "cross_entropy",
+    "data", "double_buffer", "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add",
+    "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul", "elementwise_pow", "elementwise_sub",
+    "elu", "embedding", "equal", "exp", "expand", "exponential_decay", "fc", "fill_constant",
     "fill_constant_batch_size_like", "flatten", "floor", "gather", "gaussian_random", "gelu", "get_places",
-    "greater_equal", "greater_than", "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss", "image_resize",
-    "increment", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu",
-    "less_equal", "less_than", "lod_rank_table", "lod_tensor_to_array", "log", "log_loss", "log_softmax",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "lrn", "matmul", "max_sequence_len",
-    "mean", "mean_iou", "natural_exp_decay", "not_equal", "one_hot", "ones", "pad", "pad2d", "piecewise_decay",
-    "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape", "resize_bilinear", "resize_nearest",
-    "round", "rsqrt", "scale", "scatter", "selu", "shape", "shrink_memory", "sigmoid",
-    "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu", "softmax",
+    "greater_equal", "greater_than", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss",
+    "image_resize", "increment", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm",
+    "leaky_relu", "less_equal", "less_than", "linear_chain_crf", "lod_rank_table", "lod_tensor_to_array", "log",
+    "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "lrn",
+    "lstm_unit", "matmul", "max_sequence_len", "mean", "mean_iou", "natural_exp_decay", "not_equal", "one_hot",
+    "ones", "pad", "pad2d", "piecewise_decay", "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape",
+    "resize_bilinear", "resize_nearest", "round", "rsqrt", "scale", "scatter", "selu", "shape", "shrink_memory",
+    "sigmoid", "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu", "softmax",
     "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "split", "sqrt", "square",
-    "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "tanh", "tanh_shrink",
+    "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "switch_case", "tanh", "tanh_shrink",
     "tensor_array_to_tensor", "thresholded_relu", "topk", "transpose", "uniform_random", "unsqueeze", "unstack",
-    "zeros",
+    "while_loop", "zeros",
 ]
 
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py

@@ -4,5 +4,6 @@ from . import activation, compare, conv, conv_transpose, debug, elementwise_loss
 from . import image, metric_ops, nn, norm, pool, reduce, sequence, sequence_pad, shape, tensor  # noqa: F401
 from . import optimizer  # noqa: F401
 from . import beam_search, control_flow, lod_rank, tensor_array  # noqa: F401
+from . import crf, rnn, rnn_unit  # noqa: F401
 
 __all__ = ["registry"]

@@ -1,6 +1,6 @@
 """Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum, and the small
 ops regularizers, gradient clipping and learning-rate schedules append: sign, clip, clip_by_norm,
-squared_l2_norm, increment, floor.
+squared_l2_norm, increment, floor; cos_sim.
 
 Each op's spec, forward kernel and gradient sit together.
 """
@@ -255,3 +255,43 @@ def _increment_forward(attrs, x):
 @register_op("floor", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
 def _floor_forward(attrs, x):
     return array_module(x).floor(x)
+
+
+# --- cos_sim ---------------------------------------------------------------------------------------------
+def _cos_sim_infer(attrs, x, y):
+    if len(x.shape) != len(y.shape) or len(x.shape) < 2:
+        raise ValueError(f"cos_sim: ranks of Input(X) and Input(Y) must be equal and at least 2, but received "
+                         f"{list(x.shape)} and {list(y.shape)}")
+    rows_bad = y.shape[0] not in (1, x.shape[0]) and min(x.shape[0], y.shape[0]) >= 0
+    if list(x.shape[1:]) != list(y.shape[1:]) or rows_bad:
+        raise ValueError(f"cos_sim: all dimensions except the 1st of Input(X) {list(x.shape)} and Input(Y) "
+                         f"{list(y.shape)} must be equal, and the 1st of Input(Y) must equal Input(X)'s or be 1")
+    return ((x.shape[0], 1), x.dtype), ((x.shape[0], 1), x.dtype), ((y.shape[0], 1), y.dtype)
+
+
+@register_op("cos_sim", inputs=("X", "Y"), outputs=("Out", "XNorm", "YNorm"), infer_shape=_cos_sim_infer,
+             share_lod={"Out": "X"})
+def _cos_sim_forward(attrs, x, y):
+    xf, yf = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+    if yf.shape[0] not in (1, xf.shape[0]):
+        raise ValueError(f"cos_sim: the 1st dimension of Input(Y) {yf.shape[0]} must be equal to Input(X)'s "
+                         f"{xf.shape[0]} or just 1 (which will be broadcasted to match Input(X))")
+    x_norm = np.sqrt((xf * xf).sum(axis=1, keepdims=True))
+    y_norm = np.sqrt((yf * yf).sum(axis=1, keepdims=True))
+    return (xf * yf).sum(axis=1, keepdims=True) / (x_norm * y_norm), x_norm, y_norm
+
+
+@register_grad("cos_sim")
+def _cos_sim_backward(attrs, ins, outs, douts, need):
+    x, y = ins
+    out, x_norm, y_norm = outs
+    xf, yf = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+    dout = douts[0]
+    dx = dy = None
+    if need[0]:
+        dx = (dout * (yf / (x_norm * y_norm) - out * xf / (x_norm * x_norm))).reshape(x.shape).astype(x.dtype)
+    if need[1]:
+        dy = dout * (xf / (x_norm * y_norm) - out * yf / (y_norm * y_norm))
+        dy = (dy.sum(axis=0, keepdims=True) if yf.shape[0] == 1 and xf.shape[0] != 1 else dy)
+        dy = dy.reshape(y.shape).astype(y.dtype)
+    return dx, dy

@@ -6,19 +6,11 @@ does). The decorators that start threads or processes live in ``minifluid.reader
 """
 import itertools
 import random
-from dataclasses import dataclass
 
+from minifluid.data.loops import END_OF_DATA  # compose's mark for a reader with no more samples
 from minifluid.errors import ComposeNotAligned
 
 __all__ = ["batch", "cache", "chain", "compose", "firstn", "map_readers", "shuffle"]
-
-
-@dataclass(frozen=True)
-class _Exhausted:
-    """Placed by ``compose`` for a reader that has no more samples (a sample itself may be ``None``)."""
-
-
-_EXHAUSTED = _Exhausted()
 
 
 def batch(reader, batch_size, drop_last=False):
@@ -98,8 +90,8 @@ def compose(*readers, check_alignment=True):
     def composed_reader():
         iterators = [iter(r()) for r in readers]
         while True:
-            samples = [next(it, _EXHAUSTED) for it in iterators]
-            ended = [s is _EXHAUSTED for s in samples]
+            samples = [next(it, END_OF_DATA) for it in iterators]
+            ended = [s is END_OF_DATA for s in samples]
             if all(ended):
                 return
             if any(ended):

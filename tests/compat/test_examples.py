@@ -136,3 +136,20 @@ def test_profile_loader_reports_a_verdict_for_a_legacy_script():
     assert result["epochs"] == 3 and result["batches"] == 135
     assert result["verdict"] in ("reader-bound", "compute-bound")
     assert "overall: " in proc.stdout
+
+
+@pytest.mark.timeout(120)
+def test_legacy_gan_script_trains_both_players():
+    """The fluid book's GAN shape (two programs sharing D by parameter names, conv2d_transpose,
+    sigmoid_cross_entropy_with_logits, fill_constant_batch_size_like): D tells real from generated
+    images and G's samples move towards the real images' mean."""
+    proc = run("-m", "minifluid.compat", "examples/legacy/gan_digits.py", "--epochs", "2")
+    assert proc.returncode == 0, proc.stderr
+    rows = [dict(zip(("d_loss", "g_loss", "d_real", "d_fake", "gap"), map(float, row))) for row in re.findall(
+        r"d_loss ([\d.]+) g_loss ([\d.]+) d_real ([\d.]+) d_fake ([\d.]+) mean_gap ([\d.]+)", proc.stdout)]
+    assert len(rows) == 2
+    before = floats(r"before training mean_gap ([\d.]+)", proc.stdout)[0]
+    for row in rows:
+        assert 0.2 < row["d_loss"] < 1.5 and 0.2 < row["g_loss"] < 3.0, row  # neither player has collapsed
+        assert row["d_real"] > row["d_fake"], row
+    assert rows[-1]["gap"] < 0.7 * before, (before, rows)

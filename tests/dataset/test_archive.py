@@ -6,6 +6,7 @@ import os
 import tarfile
 import zlib
 
+import numpy as np
 import pytest
 
 from minifluid.dataset import archive, common
@@ -110,3 +111,27 @@ def test_not_an_archive_damaged_header_and_missing_member(tmp_path):
     assert archive.tar_read(path, ['d/a', './d/b']) == {'d/a': b'1', 'd/b': b'2'}
     with pytest.raises(common.DatasetFormatError, match=r'member d/c missing .* 2 files: d/a, d/b'):
         archive.tar_read(path, ['d/c'])
+
+
+@pytest.mark.parametrize('gz', [False, True])
+@pytest.mark.parametrize('chunk', [700, 4096, 1 << 20])
+def test_reads_and_skips_across_chunk_boundaries(tmp_path, monkeypatch, gz, chunk):
+    """Headers, members and padding that straddle the reader's chunks (``_CHUNK`` made small): members read
+    whole, in part, line by line or not at all all leave the walk on the next header."""
+    monkeypatch.setattr(archive, '_CHUNK', chunk)
+    rng = np.random.RandomState(chunk)
+    members = {'m%02d' % i: bytes(rng.randint(0, 256, size).astype(np.uint8))
+               for i, size in enumerate([0, 1, 511, 512, 513, 699, 700, 701, 3000, 5000, 20000, 3])}
+    members['lines'] = b'first\nsecond\n' * 400 + b'last'
+    raw = _tar_bytes(members)
+    path = _write(tmp_path, gzip.compress(raw) if gz else raw, 'c.tar.gz' if gz else 'c.tar')
+    got = {}
+    for i, member in enumerate(archive.tar_members(path)):
+        if member.name == 'lines':
+            got[member.name] = b''.join(member)
+        elif i % 3 == 0:
+            got[member.name] = member.read()
+        elif i % 3 == 1:
+            got[member.name] = member.read(300) + member.read(450)  # and the rest is skipped
+            members[member.name] = members[member.name][:750]
+    assert got == {n: d for i, (n, d) in enumerate(members.items()) if i % 3 != 2 or n == 'lines'}

@@ -144,6 +144,20 @@ def test_recognize_digits(paddle):
     assert len(batch) == 64 and batch[0][0].shape == (784,)
 
 
+def test_recognize_digits_data_is_learnable(paddle):
+    """The book's recognize_digits tests train until test accuracy passes 0.2: a nearest-centroid
+    classifier fitted on the train file must already do much better on the test file (random pixels
+    with random labels never passed, and those tests ran until their timeout)."""
+    train = list(paddle.dataset.mnist.train()())
+    test = list(paddle.dataset.mnist.test()())
+    x, y = np.array([s[0] for s in train]), np.array([s[1] for s in train])
+    assert x.min() >= -1.0 and x.max() <= 1.0 and len(set(y.tolist())) == 10  # MNIST's [-1, 1] pixels, all classes
+    centroids = np.stack([x[y == k].mean(axis=0) for k in range(10)])
+    tx, ty = np.array([s[0] for s in test]), np.array([s[1] for s in test])
+    predicted = np.argmin(((tx[:, None, :] - centroids[None]) ** 2).sum(-1), axis=1)
+    assert (predicted == ty).mean() > 0.6
+
+
 def test_book_data_covers_every_module_and_rejects_unknown_ones(tmp_path, capsys):
     make_book_data.main([str(tmp_path), '--scale', '0.001', '--modules', 'wmt16,uci_housing'])
     assert sorted(p.name for p in tmp_path.iterdir()) == ['uci_housing', 'wmt16']
