@@ -269,12 +269,21 @@ def _synth_movielens(root, n, rng):
     movies = ['%d::%s (%d)::%s' % (i, ' '.join(vocab[rng.randint(0, len(vocab), rng.randint(1, 5))]).title(),
                                    rng.randint(1920, 2001), '|'.join(rng.choice(genres, rng.randint(1, 4), False)))
               for i in range(1, n_movies + 1)]
+    # the real table's 3,883 movies (and a title vocabulary past 4,140 words), rated or not: the book test
+    # looks up movie 783 and title word 4140; drawn apart from ``rng`` so the other modules' files stay
+    more = np.random.RandomState(13)
+    more_vocab = vocabulary(6000, more)
+    movies += ['%d::%s (%d)::%s' % (i, ' '.join(more_vocab[more.randint(0, 6000, more.randint(1, 6))]).title(),
+                                    more.randint(1920, 2001), '|'.join(more.choice(genres, more.randint(1, 4), False)))
+               for i in range(n_movies + 1, 3884)]
     ages = [1, 18, 25, 35, 45, 50, 56]
     users = ['%d::%s::%d::%d::%05d' % (i, 'MF'[rng.randint(2)], ages[rng.randint(7)], rng.randint(21), i)
              for i in range(1, n_users + 1)]
     count = n(1000209, 200)
-    cols = (rng.randint(1, n_users + 1, count), rng.randint(1, n_movies + 1, count), rng.randint(1, 6, count),
-            rng.randint(956703932, 1046454590, count))
+    user, movie, draw = rng.randint(1, n_users + 1, count), rng.randint(1, n_movies + 1, count), rng.randint(1, 6, count)
+    # ratings a recommender can learn: a user rates movies of their own parity higher (4 +- 1, else 2 +- 1)
+    stars = np.where(user % 2 == movie % 2, 4, 2) + draw % 3 - 1
+    cols = (user, movie, stars, rng.randint(956703932, 1046454590, count))
     ratings = ['%d::%d::%d::%d' % r for r in zip(*(c.tolist() for c in cols))]
     write_movielens(root, movies, users, ratings)
 

@@ -1,6 +1,7 @@
 """Recurrent layers over LoD sequences (dynamic_lstm, dynamic_lstmp, dynamic_gru) and single recurrent steps
 (gru_unit, lstm_unit), with fluid 1.8's signatures, parameter shapes and names. The ops and their
 layouts are described in ops/rnn.py and ops/rnn_unit.py."""
+from ..framework.dygraph_mode import in_dygraph_mode
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 from .nn import fc
@@ -39,6 +40,7 @@ def _check_size(layer, size, parts, input, what):
 
 def _lstm_arguments(layer, input, size, bias_attr, h_0, c_0, h_width):
     """fluid's argument checks of dynamic_lstm(p); returns (hidden size, h_0, c_0)."""
+    assert not in_dygraph_mode(), f"please use lstm instead of {layer} in dygraph mode!"
     assert bias_attr is not False, f"bias_attr should not be False in {layer}."
     check_variable_and_dtype(input, "input", _FLOATS, layer)
     _check_size(layer, size, 4, input, "4 times the hidden size")
@@ -103,6 +105,7 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False, 
     Weight ``gru_<n>.w_0`` is [size, 3 * size] (update/reset weights, then candidate weights, in memory
     order); bias ``gru_<n>.b_0`` [1, 3 * size]. ``origin_mode``: h = u * h_prev + (1 - u) * c (the GRU
     paper's form) instead of (1 - u) * h_prev + u * c. Returns hidden [T, size] with the input's LoD."""
+    assert not in_dygraph_mode(), "please use gru instead of dynamic_gru in dygraph mode!"
     check_variable_and_dtype(input, "input", _FLOATS, "dynamic_gru")
     _check_size("dynamic_gru", 3 * size, 3, input, "the hidden size")
     h_0 = _initial_state("dynamic_gru", "h_0", h_0, size)

@@ -87,6 +87,17 @@ def test_lstm_layers_check_their_arguments():
         assert proj.shape == (-1, 2) and cell.shape == (-1, 3) and proj.lod_level == 1
 
 
+def test_sequence_recurrences_refuse_dygraph_mode_as_fluid_does():
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(np.zeros((3, 8), "float32"))
+        with pytest.raises(AssertionError, match="please use lstm instead of dynamic_lstm in dygraph mode"):
+            fluid.layers.dynamic_lstm(x, 8)
+        with pytest.raises(AssertionError, match="please use lstm instead of dynamic_lstmp in dygraph mode"):
+            fluid.layers.dynamic_lstmp(x, 8, 2)
+        with pytest.raises(AssertionError, match="please use gru instead of dynamic_gru in dygraph mode"):
+            fluid.layers.dynamic_gru(x, 2)
+
+
 def test_lstm_without_lod_names_the_problem():
     spec = get_op_spec("lstm")
     x, w = np.zeros((3, 8)), np.zeros((2, 8))
