@@ -11,6 +11,8 @@ from . import dygraph
 from . import contrib
 from . import dataset  # paddle.dataset's readers, with fluid.dataset's DatasetFactory (see its NOTE)
 from .dygraph import disable_dygraph, enable_dygraph
+from .dygraph import (BatchNorm, Conv2D, Conv2DTranspose, Dropout, Embedding, Layer, LayerNorm, Linear,  # noqa: F401
+                      PRelu, Pool2D)  # fluid 1.8 binds its dygraph layers at the top level too
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
 from .data.file_dataset import DatasetFactory, InMemoryDataset, QueueDataset
@@ -27,7 +29,7 @@ for _module in (layers, layers.io):  # fluid.layers(.io).py_reader: built in dat
     _module.py_reader, _module.create_py_reader_by_data = _py_reader.py_reader, _py_reader.create_py_reader_by_data
 del _module
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor, create_random_int_lodtensor
-from .input import embedding
+from .input import embedding, one_hot
 from .flags import get_flags, set_flags
 from .reader import batch
 from .program_state import load, load_program_state, save, set_program_state
@@ -36,13 +38,14 @@ from .transpiler import memory_optimize, release_memory
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, cpu_places, cuda_places, is_compiled_with_cuda
 from .version import __version__, require_version  # minifluid's own version; paddle.fluid's is the fluid level
 
-__all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
-           "DatasetFactory", "ExecutionStrategy", "Executor", "InMemoryDataset", "LoDTensor", "LoDTensorArray",
-           "ParallelExecutor", "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "average",
-           "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
+__all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "Conv2D",
+           "Conv2DTranspose", "DataFeeder", "DatasetFactory", "Dropout", "Embedding", "ExecutionStrategy", "Executor",
+           "InMemoryDataset", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray", "PRelu",
+           "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
+           "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
            "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",
            "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
            "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load",
-           "load_program_state", "memory_optimize", "metrics", "nets", "optimizer", "profiler", "program_guard",
-           "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_flags", "set_program_state",
-           "transpiler", "unique_name"]
+           "load_program_state", "memory_optimize", "metrics", "nets", "one_hot", "optimizer", "profiler",
+           "program_guard", "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_flags",
+           "set_program_state", "transpiler", "unique_name"]

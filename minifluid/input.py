@@ -1,8 +1,9 @@
-"""``fluid.embedding`` (fluid 1.8's ``fluid/input.py``): a lookup whose ids need no trailing dimension of 1."""
+"""``fluid.embedding`` and ``fluid.one_hot`` (fluid 1.8's ``fluid/input.py``): ids need no trailing dimension
+of 1."""
 from .layers.activation import check_variable_and_dtype
 from .layers.helper import LayerHelper
 
-__all__ = ["embedding"]
+__all__ = ["embedding", "one_hot"]
 
 
 def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
@@ -21,4 +22,19 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     helper.append_op(type="lookup_table_v2", inputs={"Ids": [input], "W": [w]}, outputs={"Out": [out]},
                      attrs={"is_sparse": is_sparse, "is_distributed": is_distributed,
                             "remote_prefetch": is_sparse and not is_distributed, "padding_idx": padding})
+    return out
+
+
+def one_hot(input, depth, allow_out_of_range=False):
+    """float32 one-hot rows of ``depth`` for int32/int64 ids of any shape (the output has the ids' shape plus
+    ``depth``); an id outside [0, depth) raises unless ``allow_out_of_range``, which gives it a zero row."""
+    check_variable_and_dtype(input, "input", ("int32", "int64"), "one_hot_v2")
+    if not isinstance(depth, int) or isinstance(depth, bool):
+        raise TypeError(f"fluid.one_hot: depth must be an int (a Variable depth is not supported by minifluid), "
+                        f"got {depth!r}")
+    helper = LayerHelper("one_hot_v2", input=input)
+    out = helper.create_variable_for_type_inference("float32")
+    helper.append_op(type="one_hot_v2", inputs={"X": [input]}, outputs={"Out": [out]},
+                     attrs={"depth": depth, "allow_out_of_range": allow_out_of_range})
+    out.stop_gradient = True
     return out

@@ -12,12 +12,6 @@ __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 # legacy API (full module path . name) -> what to write instead
 REPLACEMENTS = {
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
-    "paddle.fluid.Linear": "fluid.dygraph.Linear",
-    "paddle.fluid.Conv2D": "fluid.dygraph.Conv2D",
-    "paddle.fluid.Pool2D": "fluid.dygraph.Pool2D",
-    "paddle.fluid.BatchNorm": "fluid.dygraph.BatchNorm",
-    "paddle.fluid.Dropout": "fluid.dygraph.Dropout",
-    "paddle.fluid.Layer": "fluid.dygraph.Layer",
     "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
     "paddle.fluid.Tensor": "fluid.LoDTensor",
     "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
@@ -99,7 +93,7 @@ NOT_SUPPORTED_YET = {
             adaptive_max_pool3d"""},
     "normalization": {
         "paddle.fluid.layers": "group_norm instance_norm data_norm inplace_abn spectral_norm",
-        "paddle.fluid": "LayerNorm WeightNormParamAttr",
+        "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
@@ -129,7 +123,6 @@ NOT_SUPPORTED_YET = {
             roll reverse rank size unique unique_with_counts index_select
             index_sample where nonzero shard_index hash merge_selected_rows
             get_tensor_from_selected_rows tril triu""",
-        "paddle.fluid": "one_hot",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
@@ -149,7 +142,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "other dygraph layers": {
-        "paddle.fluid": "Embedding",
         "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
         "paddle.nn": "ParameterList"},
     "metrics": {

@@ -8,16 +8,17 @@ from ..inference_model import static_save_inference_model as save_inference_mode
 STATIC_ONLY = ("load_inference_model", "save_inference_model")  # 2.x signatures (path prefix -> .pdmodel)
 
 # fluid's names (tests/compat/test_paddle_names.py keeps this list equal to minifluid.__all__) and STATIC_ONLY
-__all__ = ["BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "DataFeeder",
-           "DatasetFactory", "ExecutionStrategy", "Executor", "InMemoryDataset", "LoDTensor", "LoDTensorArray",
-           "ParallelExecutor", "ParamAttr", "Parameter", "Program", "QueueDataset", "Scope", "Variable", "average",
-           "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
+__all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "Conv2D",
+           "Conv2DTranspose", "DataFeeder", "DatasetFactory", "Dropout", "Embedding", "ExecutionStrategy", "Executor",
+           "InMemoryDataset", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray", "PRelu",
+           "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
+           "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
            "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",
            "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
            "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load",
-           "load_inference_model", "load_program_state", "memory_optimize", "metrics", "nets", "optimizer", "profiler",
-           "program_guard", "regularizer", "release_memory", "require_version", "save", "save_inference_model",
-           "scope_guard", "set_flags", "set_program_state", "transpiler", "unique_name"]
+           "load_inference_model", "load_program_state", "memory_optimize", "metrics", "nets", "one_hot", "optimizer",
+           "profiler", "program_guard", "regularizer", "release_memory", "require_version", "save",
+           "save_inference_model", "scope_guard", "set_flags", "set_program_state", "transpiler", "unique_name"]
 
 
 def data(name, shape, dtype=None, lod_level=0):

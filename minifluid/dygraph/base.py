@@ -121,10 +121,11 @@ class no_grad:
 
 
 def eager_api(fn):
-    """paddle 2.x entry points run eagerly whatever the global mode (2.x defaults to dynamic mode)."""
+    """paddle 2.x entry points run eagerly (2.x defaults to dynamic mode) unless ``paddle.enable_static()``
+    asked for static mode: then they build graph ops, as fluid's layers do."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if dygraph_mode._tracer is not None:
+        if dygraph_mode._tracer is not None or _static_requested:
             return fn(*args, **kwargs)
         old = dygraph_mode.switch_tracer(default_tracer())
         try:

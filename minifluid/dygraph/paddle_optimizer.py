@@ -3,12 +3,14 @@
 They are fluid's optimizers (same update kernels, NOTE [ Optimizers in dygraph mode ] in
 minifluid/optimizer.py) under 2.x argument names: ``parameters`` for ``parameter_list`` and
 ``weight_decay`` (a float means L2Decay(float)) for ``regularization``. ``step``, ``minimize`` and
-``clear_grad`` run eagerly whatever the global mode, as in paddle 2.x. ``learning_rate`` may be a
-``paddle.optimizer.lr`` scheduler: each update reads its current value (``get_lr()``).
+``clear_grad`` run eagerly unless ``paddle.enable_static()`` asked for static mode. ``learning_rate`` may be
+a ``paddle.optimizer.lr`` scheduler: each update reads its current value (``get_lr()``); in static mode
+the Executor writes that value into the program's learning-rate variable before each run.
 """
 import numpy as np
 
 from .. import optimizer as _fluid
+from ..framework.program import default_main_program
 from ..regularizer import L2Decay
 from . import paddle_lr as lr
 from .base import eager_api
@@ -34,8 +36,14 @@ class _Eager:
 
     def _create_global_learning_rate(self):
         super()._create_global_learning_rate()
-        if self._lr_scheduler is not None:
-            self._global_learning_rate().set_value(np.array([self._lr_scheduler()], dtype="float32"))
+        if self._lr_scheduler is None:
+            return
+        rate = self._global_learning_rate()
+        if hasattr(rate, "set_value"):  # dygraph: an eager tensor, set before each update
+            rate.set_value(np.array([self._lr_scheduler()], dtype="float32"))
+        else:  # static mode: the Executor writes the scheduler's value into it before each run
+            program = default_main_program()
+            program.lr_sheduler, program._lr_var_name = self._lr_scheduler, rate.name
 
     def get_lr(self):
         """The learning rate the next update uses (the scheduler's current value when there is one)."""

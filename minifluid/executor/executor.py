@@ -360,6 +360,10 @@ class Executor:
         if program is None:
             program = default_main_program()
         scope = scope if scope is not None else global_scope()
+        scheduled = getattr(program, "_program", program)
+        if scheduled.lr_sheduler is not None:  # paddle 2.x static mode: the scheduler's current rate
+            rate = np.array([scheduled.lr_sheduler()], dtype="float32")
+            scope._vars[scheduled._lr_var_name] = rate if self._device_mover() is None else self._to_device(rate)
         if not isinstance(program, Program):
             runner = getattr(program, "_run_with", None)
             if runner is None:

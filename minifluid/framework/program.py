@@ -23,6 +23,11 @@ _DIST_INFO = ("_is_distributed", "_is_chief", "_parameters_on_pservers", "_endpo
 class Program:
     """A static graph. ``_version`` grows on every edit so executors can cache their plans."""
 
+    lr_sheduler = None
+    """paddle 2.x static mode (paddle's spelling): the ``paddle.optimizer.lr`` scheduler whose value the
+    Executor writes into ``_lr_var_name`` before each run of this program (dygraph/paddle_optimizer.py)."""
+    _lr_var_name = None
+
     def __init__(self):
         self.blocks = [Block(self, 0)]
         self.current_block_idx = 0

@@ -1,4 +1,4 @@
-"""Indexing ops: arg_max, arg_min, argsort, slice, shape, one_hot, gather, scatter, expand.
+"""Indexing ops: arg_max, arg_min, argsort, slice, shape, one_hot (and v2), gather, scatter, expand.
 
 Each kernel is one or a few numpy calls over the whole tensor (fancy indexing, ``np.add.at`` for
 gradients that add up at repeated indices). Infer-shape keeps unknown (-1) dims as -1.
@@ -133,7 +133,19 @@ def _one_hot_infer(attrs, x):
              attrs={"depth": 1, "dtype": "float32", "allow_out_of_range": False})
 def _one_hot_forward(attrs, x):
     _one_hot_infer(attrs, x)
-    depth, ids = attrs["depth"], x[..., 0]
+    return _one_hot_rows(attrs, x[..., 0])
+
+
+@register_op("one_hot_v2", inputs=("X",), outputs=("Out",), no_gradient=True,
+             infer_shape=lambda attrs, x: (tuple(x.shape) + (attrs["depth"],), convert_dtype(attrs["dtype"])),
+             attrs={"depth": 1, "dtype": "float32", "allow_out_of_range": False})
+def _one_hot_v2_forward(attrs, x):
+    """fluid.one_hot (1.8): ids of any shape, the depth axis appended."""
+    return _one_hot_rows(attrs, x)
+
+
+def _one_hot_rows(attrs, ids):
+    depth = attrs["depth"]
     if not attrs["allow_out_of_range"] and ids.size:
         if ids.min() < 0:
             raise ValueError(f"Illegal index value, Input(input) value should be at least 0, but received input "
@@ -141,7 +153,7 @@ def _one_hot_forward(attrs, x):
         if ids.max() >= depth:
             raise ValueError(f"Illegal index value, Input(input) value should be less than Input(depth), but "
                              f"received input ({int(ids.max())}) not less than depth ({depth})")
-    return (ids[..., None] == array_module(x).arange(depth)).astype(to_numpy_dtype(attrs["dtype"]))
+    return (ids[..., None] == array_module(ids).arange(depth)).astype(to_numpy_dtype(attrs["dtype"]))
 
 
 # --- gather / scatter along the first axis ------------------------------------------------------------

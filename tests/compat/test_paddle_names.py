@@ -173,3 +173,13 @@ def test_tracer_generates_unique_names():
         assert tracer._generate_unique_name("x") == "x_0"
     assert fluid.framework._dygraph_tracer() is None
     assert fluid.framework.grad_var_name("w") == "w@GRAD"
+
+
+def test_fluid_binds_its_dygraph_layers_at_the_top_level_as_fluid_1_8_does():
+    for name in ("BatchNorm", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding", "Layer", "LayerNorm", "Linear",
+                 "PRelu", "Pool2D"):
+        assert getattr(fluid, name) is getattr(fluid.dygraph, name)
+    with fluid.dygraph.guard():
+        emb = fluid.Embedding(size=[10, 3])
+        out = fluid.LayerNorm([3])(emb(fluid.dygraph.to_variable(np.array([[1], [4]], "int64"))))
+        assert list(out.shape) == [2, 1, 3]

@@ -118,6 +118,8 @@ case("one_hot", inputs={"X": _IDS}, attrs={"depth": 4}, reference=lambda X: np.e
 case("one_hot", "allow_out_of_range", inputs={"X": np.array([[1], [5], [-1]])},
      attrs={"depth": 3, "allow_out_of_range": True},
      reference=lambda X: np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]], np.float32))
+case("one_hot_v2", inputs={"X": np.array([[1, 0], [3, 2]], np.int64)}, attrs={"depth": 4},
+     reference=lambda X: np.eye(4, dtype=np.float32)[X])
 _GI = np.array([2, 0, 2], dtype=np.int64)  # row 2 twice: its gradient adds up
 case("gather", inputs={"X": normal(4, 3), "Index": _GI}, reference=lambda X, Index: X[Index])
 case("gather", "index-n1", inputs={"X": normal(4, 2, 3), "Index": _GI[:, None].astype(np.int32)},

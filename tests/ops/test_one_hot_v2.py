@@ -1,0 +1,35 @@
+"""fluid.one_hot (fluid 1.8's input.py, op one_hot_v2): ids of any shape, the depth axis appended."""
+import numpy as np
+import pytest
+
+import minifluid as fluid
+
+
+def _run(ids, depth, allow=False, shape=None):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", shape or [None] + list(ids.shape[1:]), ids.dtype.name)
+        out = fluid.one_hot(x, depth, allow_out_of_range=allow)
+    assert out.shape == tuple(x.shape) + (depth,) and out.dtype == "float32" and out.stop_gradient
+    return fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": ids}, fetch_list=[out])[0]
+
+
+def test_ids_without_a_trailing_one_get_a_depth_axis():
+    ids = np.array([[1, 3], [0, 2], [3, 3]], np.int64)
+    np.testing.assert_array_equal(_run(ids, 4), np.eye(4, dtype=np.float32)[ids])
+    np.testing.assert_array_equal(_run(np.array([2, 0], np.int32), 3), [[0, 0, 1], [1, 0, 0]])
+
+
+def test_out_of_range_ids_raise_or_give_zero_rows():
+    ids = np.array([1, 5], np.int64)
+    with pytest.raises(ValueError, match=r"should be less than Input\(depth\), but received input \(5\)"):
+        _run(ids, 3)
+    np.testing.assert_array_equal(_run(ids, 3, allow=True), [[0, 1, 0], [0, 0, 0]])
+
+
+def test_bad_inputs_name_what_was_expected():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="one_hot_v2"):
+            fluid.one_hot(fluid.data("f", [None], "float32"), 3)
+        with pytest.raises(TypeError, match="depth must be an int"):
+            fluid.one_hot(fluid.data("i", [None], "int64"), 2.5)
