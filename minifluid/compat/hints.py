@@ -46,7 +46,6 @@ REPLACEMENTS = {
 # API family -> {legacy module: names minifluid lacks there}; modules count as names of their parent
 NOT_SUPPORTED_YET = {
     "control flow": {
-        "paddle.fluid.layers": "case switch_case while_loop",
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",

@@ -4,6 +4,7 @@ from .device import get_places
 from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
+from .branching import *  # noqa: F401,F403
 from .dynamic_rnn import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403
 from .manip import *  # noqa: F401,F403
@@ -31,7 +32,7 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
 __all__ = [
     "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "argmax",
     "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
-    "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "cast", "ceil",
+    "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
     "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim",
     "create_array", "create_global_var", "create_py_reader_by_data", "create_tensor", "crf_decoding", "cross_entropy",
     "data", "double_buffer", "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add",
@@ -48,9 +49,9 @@ __all__ = [
     "resize_bilinear", "resize_nearest", "round", "rsqrt", "scale", "scatter", "selu", "shape", "shrink_memory",
     "sigmoid", "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu", "softmax",
     "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "split", "sqrt", "square",
-    "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "tanh", "tanh_shrink",
+    "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "switch_case", "tanh", "tanh_shrink",
     "tensor_array_to_tensor", "thresholded_relu", "topk", "transpose", "uniform_random", "unsqueeze", "unstack",
-    "zeros"
+    "while_loop", "zeros",
 ]
 
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
