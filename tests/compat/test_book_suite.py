@@ -21,6 +21,7 @@ RUN_TO_THE_END = [
     "test_image_classification.py",
     "test_image_classification_resnet_new_api.py",
     "test_image_classification_vgg_new_api.py",
+    "test_label_semantic_roles.py",
     "test_machine_translation.py",
     "test_memopt_image_classification_train.py",
     "test_recognize_digits.py",
