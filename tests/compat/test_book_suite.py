@@ -64,3 +64,15 @@ def test_first_error_line_is_the_end_of_the_first_traceback():
     verbose = ("test_a (__main__.T.test_a) ... loss 1\nok\ntest_b (__main__.T.test_b) ... ERROR\n"
                "test_c (__main__.T.test_c) ... skipped 'no gpu'\n")
     assert run_book_tests.methods(verbose) == {"test_a": "ok", "test_b": "ERROR", "test_c": "skipped"}
+
+
+def test_a_file_past_its_timeout_is_reported_as_such(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import run_book_tests
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    (tmp_path / "test_slow.py").write_text("print('training', flush=True)\nwhile True:\n    pass\n")
+    entry, _ = run_book_tests.run_file(tmp_path / "test_slow.py", tmp_path, tmp_path, timeout=2)
+    assert entry["status"] == "timeout" and entry["rc"] is None
+    assert entry["error"].startswith("timed out after 2 s; last output line: ")  # "training" once it got that far
