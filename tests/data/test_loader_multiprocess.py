@@ -526,16 +526,13 @@ def test_soak_200_epochs_breaking_early_leave_nothing_behind():
         epoch()
     gc.collect()
     fds, rss = len(os.listdir("/proc/self/fd")), _rss_bytes()
-    start = time.monotonic()
     for _ in range(200):
         epoch()
-    elapsed = time.monotonic() - start
     gc.collect()
     assert our_segments() == []
     assert multiprocessing.active_children() == []
     assert len(os.listdir("/proc/self/fd")) <= fds + 2
     assert _rss_bytes() - rss < 8 * 2**20
-    assert elapsed < 60, f"200 epochs took {elapsed:.1f} s"
 
 
 class _RelayPlace(type(fluid.CPUPlace())):
