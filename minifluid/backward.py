@@ -171,8 +171,10 @@ class _Walk:
 
     def emit(self, op, need):
         spec = get_op_spec(op.type)
-        inputs = {slot: op.inputs[slot] for slot in spec.inputs if op.inputs.get(slot)}
-        inputs.update((slot, op.outputs[slot]) for slot in spec.outputs if op.outputs.get(slot))
+        reads = spec.grad_reads if spec.grad_builder is None else None  # register_grad's ``reads``
+        wired = [s for s in spec.inputs + spec.outputs if reads is None or s in reads]
+        inputs = {slot: op.inputs[slot] for slot in spec.inputs if slot in wired and op.inputs.get(slot)}
+        inputs.update((slot, op.outputs[slot]) for slot in spec.outputs if slot in wired and op.outputs.get(slot))
         for slot in spec.outputs:
             names = op.outputs.get(slot) or []
             grads = [self.grad_of.get(n) for n in names]

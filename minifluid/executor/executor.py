@@ -39,6 +39,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import FEEDING_ERRORS
+from .._blas import tune_kernels
+from .._malloc import keep_freed_memory
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, LoDTensorArray, float_friendly
 from ..ops.io import FEED_FETCH_OPS
@@ -331,6 +333,8 @@ class Executor:
         self.place = place if place is not None else CPUPlace()
         self._plans = weakref.WeakKeyDictionary()
         self._to_device = None  # cupy.asarray on a GPU place, resolved at the first run
+        keep_freed_memory()  # NOTE [ Reusing freed memory ] in _malloc.py
+        tune_kernels()  # NOTE [ im2col in chunks ] in ops/im2col.py
 
     def close(self):
         self._plans.clear()

@@ -24,14 +24,14 @@ from .math_op_patch import monkey_patch_variable
 from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
                    elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
                    scale)
-from .nn import (accuracy, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid, softmax, square,
-                 tanh)
+from .nn import (accuracy, adaptive_pool2d, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid,
+                 softmax, square, tanh)
 from .tensor import (Print, assign, cast, concat, create_global_var, create_tensor, fill_constant, flatten, ones,
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "argmax",
-    "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
+    "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "adaptive_pool2d",
+    "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
     "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim",
     "create_array", "create_global_var", "create_py_reader_by_data", "create_tensor", "crf_decoding", "cross_entropy",

@@ -11,7 +11,7 @@ from ..framework.program import default_main_program
 from . import wiring
 from .helper import LayerHelper, known_attrs
 
-__all__ = ["accuracy", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "relu", "sigmoid", "softmax",
+__all__ = ["accuracy", "adaptive_pool2d", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "relu", "sigmoid", "softmax",
            "square", "tanh"]
 
 
@@ -66,6 +66,22 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
                                 ceil_mode, exclusive)
     helper = LayerHelper("pool2d", input=input, name=name)
     return wiring.StaticEmit(helper, helper.input_dtype()).op("pool2d", {"X": input}, attrs)
+
+
+def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name=None):
+    """Max or average pooling of NCHW input to ``pool_size`` outputs: output i pools rows
+    [floor(i*H/out), ceil((i+1)*H/out)) (columns alike), as fluid does."""
+    if pool_type not in ("max", "avg"):
+        raise ValueError(f"Unknown pool_type: '{pool_type}'. It can only be 'max' or 'avg'.")
+    if pool_type == "avg" and require_index:
+        raise ValueError("invalid setting 'require_index' true when 'pool_type' is 'avg'.")
+    if require_index:
+        raise NotImplementedError("adaptive_pool2d(require_index=True) (fluid's max_pool2d_with_index op) is not "
+                                  "supported yet; call it with require_index=False for the pooled values")
+    size = wiring.pair(pool_size, "pool_size")
+    helper = LayerHelper("pool2d", input=input, name=name)
+    return wiring.StaticEmit(helper, helper.input_dtype()).op(
+        "pool2d", {"X": input}, {"pooling_type": pool_type, "ksize": size, "adaptive": True})
 
 
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,

@@ -121,10 +121,13 @@ def _register_unary(name, forward, backward, attrs):
 
     def grad(a, ins, outs, douts, need):
         x, dout = ins[0], douts[0]
-        return (backward(array_module(x), x, outs[0], dout, a).astype(x.dtype, copy=False),)
+        return (backward(array_module(dout), x, outs[0], dout, a).astype(dout.dtype, copy=False),)
     register_op(name, inputs=("X",), outputs=("Out",), attrs={**_COMMON, **attrs}, infer_shape=same_as(0),
                 share_lod={"Out": "X"})(kernel)
-    register_grad(name)(grad)
+    register_grad(name, reads=("Out",) if name in _GRAD_FROM_OUT else None)(grad)
+
+
+_GRAD_FROM_OUT = {"relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal"}  # their gradients read Out only
 
 
 for _name, (_fwd, _bwd, _attrs) in _UNARY.items():

@@ -6,7 +6,12 @@ forward      groups == 1: [N*OH*OW, kh*kw*C] im2col matrix @ [kh*kw*C, F] filter
              depthwise (C/groups == 1): kh*kw multiply-adds over whole tensors (a GEMM with K = kh*kw
              and one column per group would be all overhead). Other groups: a batched GEMM per group.
 filter grad  im2col(x).T @ dout (the im2col matrix is rebuilt: keeping it from the forward pass would
-             hold kh*kw times every conv input until the backward pass).
+             hold kh*kw times every conv input until the backward pass). When the input gradient is the
+             transposed convolution below, its im2col matrix G of the output gradient (one row per
+             input pixel, taps flipped) gives the filter gradient too, as G.T @ x: one im2col of
+             kh*kw*F columns per backward pass instead of two, taken when G is no larger than the
+             forward's im2col matrix (H*W*F <= OH*OW*C: 'same' convs; LeNet's 'valid' 20->50 conv would
+             make G 4.5x larger).
 input grad   stride 1 (every ResNet/LeNet 3x3 and 5x5 conv but the down-sampling ones): the transposed
              convolution, im2col of the padded output gradient @ the flipped filter, which writes the
              input gradient at once. GEMM-then-col2im instead writes a [N*OH*OW, kh*kw*C] product and
@@ -71,12 +76,19 @@ def _conv2d_forward(attrs, x, w, bias, residual):
     geo = _conv_geometry(attrs, x4.shape, w.shape)
     n, f = x4.shape[0], w.shape[0]
     if g == 1:
-        out = geo.im2col(x4) @ _filter_matrix(w)
+        out, wmat, per_image = _chunked_out(geo, x4, f), _filter_matrix(w), geo.out[0] * geo.out[1]
+        for lo, hi, cols in geo.im2col_chunks(x4):
+            array_module(x4).matmul(cols, wmat, out=out[lo * per_image:hi * per_image])
     elif w.shape[1] == 1:
         out = _depthwise_forward(geo, x4, w, g)
     else:
         out = (_group_cols(geo, geo.im2col(x4), g) @ _group_filter(w, g)).transpose(1, 0, 2)
     return from_nhwc(out.reshape((n,) + geo.out + (f,)), fmt)
+
+
+def _chunked_out(geo, x4, f):
+    """The [N*OH*OW, F] GEMM result the chunks of ``geo.im2col_chunks`` write into."""
+    return array_module(x4).empty((x4.shape[0] * geo.out[0] * geo.out[1], f), dtype=x4.dtype)
 
 
 def _depthwise_forward(geo, x4, w, g):
@@ -107,13 +119,27 @@ def _transposed_geometry(geo, hw):
     return tgeo if tgeo.out == tuple(hw) else None
 
 
+def _transposed_grads(tgeo, d4, w, x_shape4, x4=None):
+    """(NHWC input gradient, filter gradient or None without ``x4``) from the im2col matrix G of the output
+    gradient over the input's pixels, built in chunks (NOTE [ conv2d formulations ])."""
+    xp, (n, h, wd, c), (f, _, kh, kw) = array_module(d4), x_shape4, w.shape
+    flipped, dx, dwt = w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1).reshape(-1, c), _chunked_out(tgeo, d4, c), 0
+    x2 = xp.ascontiguousarray(x4).reshape(-1, c) if x4 is not None else None
+    for lo, hi, cols in tgeo.im2col_chunks(d4):  # columns of G: (kh-1-i, kw-1-j, f), the taps flipped
+        rows = slice(lo * h * wd, hi * h * wd)
+        xp.matmul(cols, flipped, out=dx[rows])
+        if x2 is not None:
+            dwt = dwt + cols.T @ x2[rows]  # G.T @ x: x.T @ G ran 2-14x slower on 2 BLAS threads
+    dw = None if x2 is None else xp.ascontiguousarray(dwt.reshape(kh, kw, f, c)[::-1, ::-1].transpose(2, 3, 0, 1))
+    return dx.reshape(n, h, wd, c), dw
+
+
 def _input_grad(geo, d4, w, x_shape4, g, transposed=True):
     """d(loss)/d(input) in NHWC (NOTE [ conv2d formulations ]; ``transposed=False`` forces col2im)."""
     xp, (n, h, wd, c), f = array_module(d4), x_shape4, w.shape[0]
     tgeo = _transposed_geometry(geo, (h, wd)) if g == 1 and transposed else None
     if tgeo is not None:
-        flipped = w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1).reshape(-1, c)  # [(i, j, f), c]
-        return (tgeo.im2col(d4) @ flipped).reshape(n, h, wd, c)
+        return _transposed_grads(tgeo, d4, w, x_shape4)[0]
     if g == 1 or w.shape[1] != 1:
         d2 = d4.reshape(-1, f)
         if g == 1:
@@ -134,7 +160,9 @@ def _input_grad(geo, d4, w, x_shape4, g, transposed=True):
 def _filter_grad(geo, x4, d4, w, g):
     f, cg, kh, kw = w.shape
     if g == 1:
-        dw = geo.im2col(x4).T @ d4.reshape(-1, f)
+        d2, per_image, dw = d4.reshape(-1, f), geo.out[0] * geo.out[1], 0
+        for lo, hi, cols in geo.im2col_chunks(x4):  # cols.T @ d: d.T @ cols ran 2-14x slower on 2 BLAS threads
+            dw = dw + cols.T @ d2[lo * per_image:hi * per_image]
         return dw.reshape(kh, kw, cg, f).transpose(3, 2, 0, 1)
     if cg == 1:
         padded, m = geo.padded(x4), f // g
@@ -157,6 +185,11 @@ def _conv2d_backward(attrs, ins, outs, douts, need):
     geo = _conv_geometry(attrs, x4.shape, w.shape)
     xp = array_module(x4)
     d4 = xp.ascontiguousarray(to_nhwc(douts[0], fmt))
+    tgeo = _transposed_geometry(geo, x4.shape[1:3]) if g == 1 and need[0] else None
+    small_g = x4.shape[1] * x4.shape[2] * w.shape[0] <= d4.shape[1] * d4.shape[2] * w.shape[1]  # H*W*F <= OH*OW*C
+    if tgeo is not None and (small_g or not need[1]):  # one im2col (G) of the output gradient serves both
+        dx, dw = _transposed_grads(tgeo, d4, w, x4.shape, x4 if need[1] else None)
+        return from_nhwc(dx, fmt), dw, None, None
     dw = xp.ascontiguousarray(_filter_grad(geo, x4, d4, w, g)) if need[1] else None
     dx = from_nhwc(_input_grad(geo, d4, w, x4.shape, g), fmt) if need[0] else None
     return dx, dw, None, None
@@ -166,4 +199,4 @@ for _conv in ("conv2d", "depthwise_conv2d"):
     register_op(_conv, inputs=("Input", "Filter", "Bias", "ResidualData"), outputs=("Output",), attrs=_CONV_ATTRS,
                 optional=("Bias", "ResidualData"), no_grad_inputs=("Bias", "ResidualData"),
                 infer_shape=_conv_infer)(_conv2d_forward)
-    register_grad(_conv)(_conv2d_backward)
+    register_grad(_conv, reads=("Input", "Filter"))(_conv2d_backward)

@@ -2,6 +2,7 @@
 (embedding)."""
 import numpy as np
 
+from .channels import ChannelView
 from .registry import array_module, register_grad, register_op
 from .sequence import scatter_rows
 
@@ -44,25 +45,17 @@ def _dropout_backward(attrs, ins, outs, douts, need):
 
 # --- batch_norm ----------------------------------------------------------------------------------
 # NOTE [ batch_norm passes ]
-# Per-channel sums are einsum contractions ("abcd->b", "abcd,abcd->b"): one pass whatever the memory
-# order, where ndarray.sum over axes (0, 2, 3) of channels-last memory (a conv's output, NOTE
-# [ Channels-last inside the kernels ] in im2col.py) took 10x longer. The forward pass makes one
-# centred copy and scales it in place (the variance is the mean square of that copy: two-pass, no
-# cancellation); the backward pass reads the batch statistics the forward pass saved (SavedMean and
-# SavedVariance, which holds 1/sqrt(var + eps) as in fluid) instead of recomputing them.
-def _bn_axes(x, layout):
-    """(channel axis, broadcast shape of a per-channel vector) for 2-D [N, C] or N-D NCHW/NHWC."""
-    c_axis = x.ndim - 1 if layout == "NHWC" or x.ndim == 2 else 1
-    shape = [1] * x.ndim
-    shape[c_axis] = x.shape[c_axis]
-    return c_axis, tuple(shape)
-
-
-def _channel_sum(c_axis, *arrays):
-    """Per-channel sum of the elementwise product of ``arrays`` (one or two of the same shape)."""
-    letters = "abcdefghij"[:arrays[0].ndim]
-    spec = ",".join([letters] * len(arrays)) + "->" + letters[c_axis]
-    return array_module(arrays[0]).einsum(spec, *arrays)
+# Every per-channel operation goes through a ChannelView (NOTE [ Per-channel broadcasts on channels-last
+# memory ] in channels.py): sums are einsum contractions over [rows, C] views, multiplies and adds run
+# over long rows with the vector tiled, whatever the memory order (a conv's output is channels-last).
+# The forward pass writes x - mean into Y and scales it in place (the variance is the mean square of
+# that centred copy: two-pass, no cancellation). The backward pass reads the batch statistics the
+# forward pass saved (SavedMean and SavedVariance, which holds 1/sqrt(var + eps) as in fluid) and
+# writes dx = k*dy - c1*x + c0 with per-channel k, c1, c0 in three passes, never materialising x_hat:
+# dscale = sum(dy * (x - mean)) * inv = (sum(dy * x) - mean * sum(dy)) * inv.
+def _bn_c_axis(x, layout):
+    """The channel axis of 2-D [N, C] or N-D NCHW/NHWC input."""
+    return x.ndim - 1 if layout == "NHWC" or x.ndim == 2 else 1
 
 
 def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
@@ -78,21 +71,22 @@ def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
              optional=("MomentumTensor",), no_grad_inputs=("Mean", "Variance", "MomentumTensor"),
              infer_shape=_bn_infer)
 def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
-    c_axis, bshape = _bn_axes(x, attrs["data_layout"])
-    xp = array_module(x)
+    cv = ChannelView(x, _bn_c_axis(x, attrs["data_layout"]))
+    xp, dt = cv.xp, x.dtype
     batch = not (attrs["is_test"] or attrs["use_global_stats"])
+    y = cv.empty(dt)
+    yf = cv.flat(y)
     if batch:
-        m = x.size // x.shape[c_axis]
-        mu = (_channel_sum(c_axis, x) / m).astype(x.dtype, copy=False)
-        centred = x - mu.reshape(bshape)
-        var = (_channel_sum(c_axis, centred, centred) / m).astype(x.dtype, copy=False)
+        m = x.size // cv.c
+        mu = (cv.sum(x) / m).astype(dt, copy=False)
+        xp.subtract(cv.flat(x), cv.vec(mu), out=yf)
+        var = (cv.sum(y, y) / m).astype(dt, copy=False)
     else:
-        mu, var = mean.astype(x.dtype, copy=False), variance.astype(x.dtype, copy=False)
-        centred = x - mu.reshape(bshape)
-    inv = (1.0 / xp.sqrt(var + attrs["epsilon"])).astype(x.dtype, copy=False)
-    y = centred
-    y *= (inv * scale).astype(x.dtype, copy=False).reshape(bshape)
-    y += bias.astype(x.dtype, copy=False).reshape(bshape)
+        mu, var = mean.astype(dt, copy=False), variance.astype(dt, copy=False)
+        xp.subtract(cv.flat(x), cv.vec(mu), out=yf)
+    inv = (1.0 / xp.sqrt(var + attrs["epsilon"])).astype(dt, copy=False)
+    yf *= cv.vec((inv * scale).astype(dt, copy=False))
+    yf += cv.vec(bias.astype(dt, copy=False))
     if not batch:  # running statistics pass through unchanged
         return y, mean, variance, mu, inv, None
     mom = float(momentum_t.reshape(-1)[0]) if momentum_t is not None else attrs["momentum"]
@@ -101,32 +95,37 @@ def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     return y, mean_out, var_out, mu, inv, None
 
 
-@register_grad("batch_norm")
+@register_grad("batch_norm", reads=("X", "Scale", "Bias", "Mean", "Variance", "SavedMean", "SavedVariance"))
 def _batch_norm_backward(attrs, ins, outs, douts, need):
     x, scale = ins[0], ins[1]
+    cv = ChannelView(x, _bn_c_axis(x, attrs["data_layout"]))
+    xp, dt = cv.xp, x.dtype
     dy = douts[0]
-    c_axis, bshape = _bn_axes(x, attrs["data_layout"])
+    if not cv.like(dy):
+        dy, given = cv.empty(dt), dy
+        dy[...] = given
     batch = not (attrs["is_test"] or attrs["use_global_stats"])
     mu, inv = outs[3], outs[4]
     if mu is None or inv is None:  # a grad op wired without the saved statistics: recompute them
         _, _, _, mu, inv, _ = _batch_norm_forward(attrs, x, scale, scale, ins[3], ins[4], None)
-    mu, inv = mu.astype(x.dtype, copy=False), inv.astype(x.dtype, copy=False)
-    xhat = x - mu.reshape(bshape)
-    xhat *= inv.reshape(bshape)
-    dbias = _channel_sum(c_axis, dy)
-    dscale = _channel_sum(c_axis, dy, xhat)
-    k = (scale * inv).astype(x.dtype, copy=False)
+    mu, inv = mu.astype(dt, copy=False), inv.astype(dt, copy=False)
+    dbias = cv.sum(dy)
+    dscale = (cv.sum(dy, x) - mu * dbias) * inv
+    k = (scale * inv).astype(dt, copy=False)
     dx = None
     if need[0]:
-        dx = dy * k.reshape(bshape)
-        if batch:  # mean and variance depend on x: dx = k * (dy - dbias / m - xhat * dscale / m)
-            m = x.size // x.shape[c_axis]
-            xhat *= (k * dscale / m).astype(x.dtype, copy=False).reshape(bshape)
-            xhat += (k * dbias / m).astype(x.dtype, copy=False).reshape(bshape)
-            dx -= xhat
-    cast = lambda a: a.astype(x.dtype, copy=False)  # noqa: E731
-    return (cast(dx) if need[0] else None, cast(dscale) if need[1] else None, cast(dbias) if need[2] else None,
-            None, None, None)
+        dx = cv.empty(dt)
+        dxf, dyf = cv.flat(dx), cv.flat(dy)
+        if batch:  # mean and variance depend on x: dx = k * (dy - dbias / m - x_hat * dscale / m)
+            m = x.size // cv.c
+            c1 = (k * inv * dscale / m).astype(dt, copy=False)
+            xp.multiply(cv.flat(x), cv.vec(c1), out=dxf)
+            dxf -= cv.vec((mu * c1 - k * dbias / m).astype(dt, copy=False))
+            xp.subtract(xp.multiply(dyf, cv.vec(k)), dxf, out=dxf)
+        else:
+            xp.multiply(dyf, cv.vec(k), out=dxf)
+    cast = lambda a: a.astype(dt, copy=False)  # noqa: E731
+    return (dx, cast(dscale) if need[1] else None, cast(dbias) if need[2] else None, None, None, None)
 
 
 # --- lookup_table (embedding) ------------------------------------------------------------------

@@ -1,10 +1,19 @@
-"""pool2d (max / avg, global, adaptive on divisible sizes) on channels-last memory (NOTE [ Channels-last
-inside the kernels ] in im2col.py).
+"""pool2d (max / avg, global, adaptive) on channels-last memory (NOTE [ Channels-last inside the kernels ]
+in im2col.py).
 
 fluid's CPU kernel reads rows [max(s, 0), min(s + k, H)) for s = o * stride - pad_top (columns alike):
 the padding never enters a window. Here the padded buffer holds -FLT_MAX (max; fluid's initial value, so
 a window of padding only gives -FLT_MAX too) or 0 (avg) and the exclusive divisor is that clipped area.
 A max window routes its gradient to the first element (row-major) equal to its output, as fluid does.
+
+NOTE [ Adaptive windows ]
+Adaptive output i along an axis of size n with m outputs pools rows [floor(i*n/m), ceil((i+1)*n/m)), as
+fluid's kernels do; windows may differ in size and overlap when m does not divide n (when it does they
+are the plain k = n/m windows and the strided path above runs). Average: out = P_h x P_w^T with P the
+[m, n] matrices of 1/len over each window, and the gradient is the transposed products. Max: one gather
+of every window padded to the longest one by repeating its last row (which changes neither the max nor
+the first position holding it), an argmax for fluid's first-element routing, and the gradient added
+back with one bincount over input positions (overlapping windows add up).
 """
 import numpy as np
 
@@ -21,8 +30,7 @@ def _pool_geometry(attrs, x4_shape):
     if attrs["adaptive"]:
         oh, ow = attrs["ksize"]
         if h % oh or w % ow:
-            raise NotImplementedError(f"pool2d adaptive=True needs input size divisible by ksize, got {h}x{w} "
-                                      f"for {oh}x{ow}")
+            return None  # uneven windows (NOTE [ Adaptive windows ])
         return Geometry({"paddings": [0, 0]}, (h, w), (h // oh, w // ow), (h // oh, w // ow), (1, 1))
     return Geometry(attrs, (h, w), attrs["ksize"], attrs["strides"], (1, 1), attrs["ceil_mode"], POOL_SIZE_ERROR)
 
@@ -53,6 +61,54 @@ def _avg_count(geo, x4, attrs):
     return (counts[0][:, None] * counts[1][None, :]).astype(x4.dtype)[:, :, None]
 
 
+def _adaptive_windows(size, out, xp):
+    """(start [out], end [out]) of the adaptive windows along one axis (NOTE [ Adaptive windows ])."""
+    i = xp.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _adaptive_matrix(size, out, dtype, xp):
+    """[out, size]: 1/len over each window, 0 elsewhere."""
+    start, end = _adaptive_windows(size, out, xp)
+    pos = xp.arange(size)[None, :]
+    return ((pos >= start[:, None]) & (pos < end[:, None])) / (end - start)[:, None].astype(dtype)
+
+
+def _adaptive_taps(size, out, xp):
+    """[out, longest window]: the positions each window reads, the last repeated to the longest length."""
+    start, end = _adaptive_windows(size, out, xp)
+    return xp.minimum(start[:, None] + xp.arange(int((end - start).max()))[None, :], end[:, None] - 1)
+
+
+def _adaptive_max_gather(x4, oh, ow):
+    """(out [N, OH, OW, C], the flat H*W position of each window's first max)."""
+    xp, (n, h, w, c) = array_module(x4), x4.shape
+    rows, cols = _adaptive_taps(h, oh, xp), _adaptive_taps(w, ow, xp)
+    flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, -1)  # [OH, OW, taps], row-major
+    windows = x4.reshape(n, h * w, c)[:, flat]  # [N, OH, OW, taps, C]
+    first = windows.argmax(axis=3)
+    return windows.max(axis=3), flat[xp.arange(oh)[:, None, None], xp.arange(ow)[:, None], first]
+
+
+def _adaptive_forward(attrs, x4):
+    xp, (oh, ow) = array_module(x4), attrs["ksize"]
+    if attrs["pooling_type"] == "max":
+        return _adaptive_max_gather(x4, oh, ow)[0]
+    ph, pw = (_adaptive_matrix(size, o, x4.dtype, xp) for size, o in ((x4.shape[1], oh), (x4.shape[2], ow)))
+    return xp.einsum("ih,nhwc,jw->nijc", ph, x4, pw, optimize=True).astype(x4.dtype, copy=False)
+
+
+def _adaptive_backward(attrs, x4, d4):
+    xp, (oh, ow), (n, h, w, c) = array_module(x4), attrs["ksize"], x4.shape
+    if attrs["pooling_type"] != "max":
+        ph, pw = _adaptive_matrix(h, oh, x4.dtype, xp), _adaptive_matrix(w, ow, x4.dtype, xp)
+        return xp.einsum("ih,nijc,jw->nhwc", ph, d4, pw, optimize=True).astype(x4.dtype, copy=False)
+    where = _adaptive_max_gather(x4, oh, ow)[1]  # [N, OH, OW, C] positions in H*W
+    target = (xp.arange(n)[:, None, None, None] * (h * w) + where) * c + xp.arange(c)
+    dx = xp.bincount(target.reshape(-1), weights=d4.reshape(-1), minlength=x4.size)
+    return dx.reshape(x4.shape).astype(x4.dtype, copy=False)
+
+
 def _taps(geo, padded):
     for i in range(geo.k[0]):
         for j in range(geo.k[1]):
@@ -73,6 +129,8 @@ def _pool2d_forward(attrs, x):
         out = x4.max(axis=(1, 2), keepdims=True) if is_max else x4.mean(axis=(1, 2), keepdims=True)
         return from_nhwc(out.astype(x4.dtype, copy=False), fmt)
     geo = _pool_geometry(attrs, x4.shape)
+    if geo is None:
+        return from_nhwc(_adaptive_forward(attrs, x4), fmt)
     taps = _taps(geo, geo.padded(x4, _MAX_POOL_INIT if is_max else 0.0, role="pool"))
     first = next(taps)[2]
     out = xp.empty(first.shape, dtype=x4.dtype)
@@ -102,6 +160,8 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
     if attrs["global_pooling"]:
         return (from_nhwc(_global_pool_grad(attrs, x4, d4), fmt),)
     geo = _pool_geometry(attrs, x4.shape)
+    if geo is None:
+        return (from_nhwc(_adaptive_backward(attrs, x4, d4), fmt),)
     if attrs["pooling_type"] != "max":
         with np.errstate(divide="ignore", invalid="ignore"):
             g = d4 / _avg_count(geo, x4, attrs)

@@ -105,6 +105,7 @@ class OpSpec:
     grad_builder: object = None
     grad_source: str = ""
     grad_share_lod: tuple = None
+    grad_reads: frozenset = None  # forward slots the grad kernel reads (None: all); register_grad's ``reads``
 
     @property
     def has_grad(self):
@@ -161,9 +162,12 @@ def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=
     return deco
 
 
-def register_grad(type, builder=False):
+def register_grad(type, builder=False, reads=None):
     """Decorator registering ``fn`` as the gradient of ``type``: a grad kernel, from which the
     ``<type>_grad`` spec is derived, or with ``builder=True`` a builder of grad ops (module docstring).
+    ``reads``: the forward input/output slots the grad kernel uses (default all); append_backward wires
+    only those into the grad op and the kernel gets None for the others, so a run does not keep their
+    values alive until the backward pass (NOTE [ Freeing intermediates ] in executor/executor.py).
     Refuses a second gradient and one for an op registered with ``no_gradient=True``."""
     def deco(fn):
         fwd = get_op_spec(type)
@@ -178,6 +182,7 @@ def register_grad(type, builder=False):
             fwd.grad_builder = fn
             return fn
         fwd.grad = fn
+        fwd.grad_reads = None if reads is None else frozenset(reads)
         grad_type = type + "_grad"
         dup = fwd.duplicable
         _REGISTRY[grad_type] = OpSpec(

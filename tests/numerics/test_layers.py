@@ -1,5 +1,6 @@
 """Layer builders: values against numpy, equivalent compositions, shapes and training smoke tests."""
 import numpy as np
+import pytest
 
 import minifluid as fluid
 
@@ -109,3 +110,32 @@ def test_tensor_layers():
     np.testing.assert_allclose(values[4], xv * 2 + 1)
     np.testing.assert_allclose(values[5], xv.sum(1, keepdims=True))
     np.testing.assert_allclose(values[6], xv @ xv.T)
+
+
+def test_adaptive_pool2d_layer_pools_uneven_windows_and_trains():
+    """fluid.layers.adaptive_pool2d: output i pools [floor(i*n/m), ceil((i+1)*n/m)), here 6 -> 4 rows and 5 -> 3
+    columns (overlapping windows), and its gradient reaches the weights below it."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 1, 6, 5])
+        h = fluid.layers.conv2d(x, 2, 1, bias_attr=False)
+        avg = fluid.layers.adaptive_pool2d(h, [4, 3], "avg")
+        top = fluid.layers.adaptive_pool2d(h, 1, pool_type="max")
+        loss = fluid.layers.mean(avg) + fluid.layers.mean(top)
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    assert avg.shape == (-1, 2, 4, 3) and top.shape == (-1, 2, 1, 1)
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    w = scope.find_value("conv2d_0.w_0").copy()
+    xv = np.arange(30, dtype="float32").reshape(1, 1, 6, 5)
+    a, t, g = exe.run(main, feed={"x": xv}, fetch_list=[avg, top, "conv2d_0.w_0@GRAD"], scope=scope)
+    hv = xv[0, 0] * w[:, 0, 0, 0][:, None, None]
+    assert np.allclose(a[0, :, 1, 2], hv[:, 1:3, 3:5].mean(axis=(1, 2)), rtol=1e-5)  # row window [1, 3), cols [3, 5)
+    assert np.allclose(t[0, :, 0, 0], hv.max(axis=(1, 2)), rtol=1e-5)
+    means = [xv[0, 0, i * 6 // 4:-(-(i + 1) * 6 // 4), j * 5 // 3:-(-(j + 1) * 5 // 3)].mean()
+             for i in range(4) for j in range(3)]
+    # d loss / d w_f: the window means over the 2 * 12 avg cells, plus half of x at channel f's max (29, or 0)
+    expected = sum(means) / 24 + 0.5 * np.where(w[:, 0, 0, 0] > 0, 29.0, 0.0)
+    assert np.allclose(g[:, 0, 0, 0], expected, rtol=1e-5)
+    with pytest.raises(ValueError, match="Unknown pool_type: 'sum'"):
+        fluid.layers.adaptive_pool2d(x, 2, "sum")

@@ -279,6 +279,10 @@ case("conv2d", "NHWC-SAME", inputs={"Input": normal(1, 5, 5, 2), "Filter": norma
      attrs={"data_format": "NHWC", "padding_algorithm": "SAME", "strides": [2, 2]},
      reference=lambda Input, Filter: conv_ref(Input.transpose(0, 3, 1, 2), Filter, [2, 2], [1, 1, 1, 1], [1, 1],
                                               1).transpose(0, 2, 3, 1))
+case("conv2d", "NHWC-SAME-stride1", inputs={"Input": normal(2, 4, 5, 3), "Filter": normal(2, 3, 3, 3)},
+     attrs={"data_format": "NHWC", "padding_algorithm": "SAME"},  # both gradients from one im2col of dout
+     reference=lambda Input, Filter: conv_ref(Input.transpose(0, 3, 1, 2), Filter, [1, 1], [1, 1, 1, 1], [1, 1],
+                                              1).transpose(0, 2, 3, 1))
 case("depthwise_conv2d", inputs={"Input": normal(2, 3, 4, 4), "Filter": normal(3, 1, 3, 3)},
      attrs={"groups": 3, "paddings": [1, 1]},
      reference=lambda Input, Filter: conv_ref(Input, Filter, [1, 1], [1, 1, 1, 1], [1, 1], 3))
@@ -324,6 +328,28 @@ POOLS = {  # name: (attrs, reference args (k, s, pads, kind, exclusive, ceil))
 for _name, (_attrs, _args) in POOLS.items():
     case("pool2d", _name, inputs={"X": distinct(2, 2, 6, 5)}, attrs=_attrs,
          reference=lambda X, a=_args: pool_ref(X, *a))
+
+
+def adaptive_ref(x, out_hw, kind):
+    """fluid's adaptive windows [floor(i*n/m), ceil((i+1)*n/m)) one output at a time."""
+    out = np.zeros(x.shape[:2] + tuple(out_hw))
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            h0, h1 = i * x.shape[2] // out_hw[0], -(-(i + 1) * x.shape[2] // out_hw[0])
+            w0, w1 = j * x.shape[3] // out_hw[1], -(-(j + 1) * x.shape[3] // out_hw[1])
+            win = x[:, :, h0:h1, w0:w1]
+            out[:, :, i, j] = win.max(axis=(2, 3)) if kind == "max" else win.mean(axis=(2, 3))
+    return out
+
+
+for _kind in ("avg", "max"):  # uneven, overlapping windows (6 -> 4, 5 -> 3) and more outputs than inputs
+    for _out in ([4, 3], [7, 2]):
+        case("pool2d", f"adaptive-{_kind}-{_out[0]}x{_out[1]}", inputs={"X": distinct(2, 3, 6, 5)},
+             attrs={"pooling_type": _kind, "ksize": _out, "adaptive": True},
+             reference=lambda X, o=_out, k=_kind: adaptive_ref(X, o, k))
+    case("pool2d", f"adaptive-{_kind}-NHWC", inputs={"X": distinct(2, 5, 7, 3)},
+         attrs={"pooling_type": _kind, "ksize": [3, 4], "adaptive": True, "data_format": "NHWC"},
+         reference=lambda X, k=_kind: adaptive_ref(X.transpose(0, 3, 1, 2), [3, 4], k).transpose(0, 2, 3, 1))
 case("pool2d", "max-NHWC", inputs={"X": distinct(1, 4, 4, 2)},
      attrs={"pooling_type": "max", "ksize": [2, 2], "strides": [2, 2], "data_format": "NHWC"},
      reference=lambda X: pool_ref(X.transpose(0, 3, 1, 2), [2, 2], [2, 2], [0] * 4, "max").transpose(0, 2, 3, 1))

@@ -1,0 +1,60 @@
+"""Per-channel vectors against whole tensors, at memory speed whatever the memory order.
+
+NOTE [ Per-channel broadcasts on channels-last memory ]
+A [C] vector broadcast along the channel axis of an NCHW-shaped view of channels-last memory (every
+conv, pool and batch_norm output: NOTE [ Channels-last inside the kernels ] in im2col.py) makes numpy's
+innermost loop C floats long, one loop call per pixel: ``x * a`` on a [128, 16, 32, 32] float32 tensor
+took 5.8 ms where the same bytes as plain memory take 0.9 ms. ``ChannelView`` sees such memory as
+[rows, C * r] (the channel axis innermost, r pixels per row) and tiles the vector r times, so every
+per-channel multiply, add and sum runs over long contiguous rows. When the channel axis is not the
+innermost of the memory (plain NCHW), the view is the tensor itself and vectors broadcast as usual.
+"""
+import math
+
+from .registry import array_module
+
+__all__ = ["ChannelView"]
+
+_ROW_PIXELS = 256  # r: pixels per row of the flat view (the tiled vector stays in cache)
+
+
+class ChannelView:
+    """How to apply per-channel vectors to ``x`` (channel axis ``c_axis``) and to arrays laid out like it."""
+
+    __slots__ = ("shape", "c", "c_axis", "perm", "inverse", "r", "xp")
+
+    def __init__(self, x, c_axis):
+        self.shape, self.xp, self.c_axis = x.shape, array_module(x), c_axis
+        self.c = c = x.shape[c_axis]
+        perm = tuple(i for i in range(x.ndim) if i != c_axis) + (c_axis,)
+        self.perm = perm if c and x.size and x.transpose(perm).flags.c_contiguous else None
+        self.r = math.gcd(x.size // c, _ROW_PIXELS) if self.perm else 1
+        self.inverse = tuple(perm.index(i) for i in range(x.ndim))
+
+    def like(self, a):
+        """True when ``a`` can be seen through this view (same shape, same memory order as ``x``)."""
+        return a.shape == self.shape and (self.perm is None or a.transpose(self.perm).flags.c_contiguous)
+
+    def flat(self, a):
+        """``a`` (laid out like ``x``) as [rows, C * r], or ``a`` itself when the channel axis is not innermost."""
+        return a.transpose(self.perm).reshape(-1, self.c * self.r) if self.perm else a
+
+    def vec(self, v):
+        """A [C] vector shaped to broadcast against ``flat(...)``."""
+        if self.perm:
+            return self.xp.tile(v, self.r)
+        return v.reshape(tuple(self.c if i == self.c_axis else 1 for i in range(len(self.shape))))
+
+    def empty(self, dtype):
+        """An uninitialised array laid out like ``x``."""
+        if self.perm is None:
+            return self.xp.empty(self.shape, dtype=dtype)
+        return self.xp.empty(tuple(self.shape[i] for i in self.perm), dtype=dtype).transpose(self.inverse)
+
+    def sum(self, *arrays):
+        """Per-channel sum of the elementwise product of one or two arrays laid out like ``x``."""
+        if self.perm:
+            flats = [a.transpose(self.perm).reshape(-1, self.c) for a in arrays]
+            return self.xp.einsum(",".join(["ij"] * len(flats)) + "->j", *flats)
+        letters = "abcdefghij"[:len(self.shape)]
+        return self.xp.einsum(",".join([letters] * len(arrays)) + "->" + letters[self.c_axis], *arrays)

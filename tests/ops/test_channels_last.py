@@ -1,0 +1,40 @@
+"""Kernels give the same values whatever the memory order of their input: a conv/pool/batch_norm output is
+an NCHW view of channels-last memory (NOTE [ Channels-last inside the kernels ] in ops/im2col.py), which
+takes ChannelView's fast path (NOTE [ Per-channel broadcasts on channels-last memory ] in ops/channels.py);
+plain NCHW arrays take the broadcasting path that check_op verifies against central differences."""
+import numpy as np
+import pytest
+
+from minifluid.ops.channels import ChannelView
+from minifluid.ops.registry import get_op_spec
+
+
+def _channels_last(x):
+    return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def test_channel_view_takes_the_fast_path_only_where_channels_are_innermost():
+    x = np.zeros((2, 3, 4, 5))
+    assert ChannelView(_channels_last(x), 1).perm is not None
+    assert ChannelView(x, 1).perm is None  # plain NCHW: broadcast along H*W-long rows instead
+    assert ChannelView(x.transpose(0, 2, 3, 1), 3).perm is None  # a non-contiguous NHWC view
+    assert ChannelView(np.zeros((6, 3)), 1).perm is not None
+
+
+@pytest.mark.parametrize("attrs", [{}, {"is_test": True}, {"use_global_stats": True}])
+def test_batch_norm_on_channels_last_memory_matches_plain_nchw(attrs):
+    spec = get_op_spec("batch_norm")
+    attrs = dict(spec.attrs, **attrs)
+    rng = np.random.RandomState(0)
+    x = rng.randn(4, 3, 5, 6) * 2 + 1
+    stats = rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5
+    dy = rng.randn(*x.shape)
+    results = []
+    for xin, dyin in ((x, dy), (_channels_last(x), _channels_last(dy)), (_channels_last(x), dy)):
+        outs = spec.kernel(attrs, xin, *stats, None)
+        grads = spec.grad(attrs, (xin,) + stats + (None,), outs, (dyin,) + (None,) * 5, (True, True, True) + (False,) * 3)
+        results.append([np.asarray(a) for a in outs[:5] + grads[:3]])
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    assert not results[1][0].flags.c_contiguous  # the output keeps its input's channels-last memory

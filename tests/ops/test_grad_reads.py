@@ -1,0 +1,58 @@
+"""register_grad(..., reads=...): the grad kernel gets None for the forward slots it does not read, and
+append_backward wires only the slots it reads, so a run frees the others early (NOTE [ Freeing
+intermediates ] in executor/executor.py)."""
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid.ops.registry import get_op_spec, registered_ops
+
+rng = np.random.RandomState(0)
+
+
+def _inputs(op):
+    if op in ("conv2d", "depthwise_conv2d"):
+        groups = 3 if op == "depthwise_conv2d" else 1
+        return (rng.randn(2, 3, 5, 4), rng.randn(3, 3 // groups, 3, 3), None, None), {"groups": groups,
+                                                                                       "paddings": [1, 1]}
+    if op == "batch_norm":
+        return (rng.randn(4, 3, 2, 2), rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5, None), {}
+    return (rng.rand(3, 4) + 0.5,), {}
+
+
+PRUNED = sorted(op for op in registered_ops() if getattr(get_op_spec(op), "grad_reads", None) is not None)
+
+
+def test_the_conv_net_ops_declare_what_their_gradients_read():
+    assert {"relu", "batch_norm", "conv2d", "depthwise_conv2d", "sigmoid", "tanh"} <= set(PRUNED)
+
+
+@pytest.mark.parametrize("op", PRUNED)
+def test_a_grad_kernel_gives_the_same_gradients_without_the_slots_it_does_not_read(op):
+    spec = get_op_spec(op)
+    ins, attrs = _inputs(op)
+    attrs = dict(spec.attrs, **attrs)
+    outs = spec.kernel(attrs, *ins)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    douts = tuple(rng.randn(*outs[0].shape) if i == 0 else None for i in range(len(outs)))
+    need = tuple(a is not None and slot not in spec.no_grad_inputs for slot, a in zip(spec.inputs, ins))
+    full = spec.grad(attrs, ins, outs, douts, need)
+    keep = spec.grad_reads
+    pruned = spec.grad(attrs, tuple(a if s in keep else None for s, a in zip(spec.inputs, ins)),
+                       tuple(a if s in keep else None for s, a in zip(spec.outputs, outs)), douts, need)
+    for a, b in zip(full, pruned):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(a, b)
+
+
+def test_append_backward_wires_only_the_slots_a_gradient_reads():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3, 8, 8])
+        h = fluid.layers.batch_norm(fluid.layers.conv2d(x, 4, 3, padding=1, bias_attr=False), act="relu")
+        fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(h))
+    grads = {op.type: op for op in main.global_block().ops if op.type.endswith("_grad")}
+    assert set(grads["relu_grad"].inputs) == {"Out", "Out@GRAD"}
+    assert "Output" not in grads["conv2d_grad"].inputs and "Input" in grads["conv2d_grad"].inputs
+    assert "Y" not in grads["batch_norm_grad"].inputs and "SavedVariance" in grads["batch_norm_grad"].inputs
