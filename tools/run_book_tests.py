@@ -81,8 +81,10 @@ def run_file(path, data_home, scratch_root, timeout=FILE_TIMEOUT_S):
         out += ((exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or "")
         rc, status = None, "timeout"
     entry = {"status": status, "rc": rc, "seconds": round(time.perf_counter() - start, 1)}
-    if status != "end":
-        tail = [line for line in out.splitlines() if line.strip()]
+    tail = [line.strip() for line in out.splitlines() if line.strip()]
+    if status == "timeout":
+        entry["error"] = f"timed out after {timeout:g} s; last output line: {tail[-1] if tail else '(none)'}"
+    elif status != "end":
         entry["error"] = first_error(out) or (tail[-1] if tail else "(no output)")
     if has_main:
         entry["methods"] = methods(out)

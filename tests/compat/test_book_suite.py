@@ -22,15 +22,19 @@ RUN_TO_THE_END = [
     "test_image_classification_resnet_new_api.py",
     "test_image_classification_vgg_new_api.py",
     "test_label_semantic_roles.py",
+    "test_label_semantic_roles_new_api.py",
     "test_machine_translation.py",
+    "test_machine_translation_new_api.py",
     "test_memopt_image_classification_train.py",
     "test_recognize_digits.py",
     "test_recognize_digits_conv_new_api.py",
     "test_recognize_digits_mlp_new_api.py",
     "test_recommender_system.py",
+    "test_recommender_system_new_api.py",
     "test_rnn_encoder_decoder.py",
     "test_understand_sentiment_conv_new_api.py",
     "test_understand_sentiment_dynamic_rnn_new_api.py",
+    "test_understand_sentiment_stacked_lstm_new_api.py",
     "test_word2vec.py",
     "test_word2vec_new_api.py",
 ]
@@ -65,3 +69,15 @@ def test_first_error_line_is_the_end_of_the_first_traceback():
     verbose = ("test_a (__main__.T.test_a) ... loss 1\nok\ntest_b (__main__.T.test_b) ... ERROR\n"
                "test_c (__main__.T.test_c) ... skipped 'no gpu'\n")
     assert run_book_tests.methods(verbose) == {"test_a": "ok", "test_b": "ERROR", "test_c": "skipped"}
+
+
+def test_a_file_past_its_timeout_is_reported_as_such(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import run_book_tests
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    (tmp_path / "test_slow.py").write_text("print('training', flush=True)\nwhile True:\n    pass\n")
+    entry, _ = run_book_tests.run_file(tmp_path / "test_slow.py", tmp_path, tmp_path, timeout=2)
+    assert entry["status"] == "timeout" and entry["rc"] is None
+    assert entry["error"].startswith("timed out after 2 s; last output line: ")  # "training" once it got that far
