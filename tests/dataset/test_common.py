@@ -81,7 +81,8 @@ def test_matching_md5_gives_no_warning(home):
     path = files.write_uci_housing(home, ROWS)
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        common.download(uci_housing.URL, 'uci_housing', common.md5file(path))
+        found = common.download(uci_housing.URL, 'uci_housing', common.md5file(path))
+    assert os.path.samefile(found, path)
 
 
 def test_split_and_cluster_files_reader(tmp_path):
