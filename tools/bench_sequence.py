@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 import minifluid as fluid
-from minifluid import _blas
+from minifluid.ops import blas as _blas
 
 VOCAB, EMB, HIDDEN, BATCH, CLASSES = 5000, 128, 128, 32, 2
 MIN_LEN, MAX_LEN = 20, 200

@@ -94,7 +94,7 @@ from dataclasses import dataclass
 from multiprocessing import popen_fork
 from multiprocessing.context import ForkProcess
 
-from .._blas import limit_for_background_threads
+from ..ops.blas import limit_for_background_threads
 from ..errors import (QUEUE_KILLED_MESSAGE, ConcurrentReadError, ConversionFailed, ExceptionWrapper, ReaderKilledError,
                       ReaderTimeoutError, WorkerDiedError)
 

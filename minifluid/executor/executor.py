@@ -39,7 +39,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import FEEDING_ERRORS
-from .._blas import tune_kernels
 from .._malloc import keep_freed_memory
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, LoDTensorArray, float_friendly
@@ -334,7 +333,6 @@ class Executor:
         self._plans = weakref.WeakKeyDictionary()
         self._to_device = None  # cupy.asarray on a GPU place, resolved at the first run
         keep_freed_memory()  # NOTE [ Reusing freed memory ] in _malloc.py
-        tune_kernels()  # NOTE [ im2col in chunks ] in ops/im2col.py
 
     def close(self):
         self._plans.clear()

@@ -4,6 +4,7 @@ Each table row is one op: forward ``f(xp, x, attrs)``, gradient ``g(xp, x, out, 
 and the op's own attributes with fluid's defaults. ``square`` is here so that
 ``square_error_cost`` composes as elementwise_sub + square.
 """
+from .parallel import elementwise
 from .registry import array_module, register_grad, register_op, same_as
 
 _COMMON = {"use_mkldnn": False, "use_cudnn": False, "is_test": False}
@@ -116,12 +117,22 @@ def _swish_grad(xp, x, beta):
 
 
 def _register_unary(name, forward, backward, attrs):
+    """One table row as an op; large numpy tensors run in blocks on the intra-op threads (parallel.py)."""
     def kernel(a, x):
-        return forward(array_module(x), x, a).astype(x.dtype, copy=False)
+        xp = array_module(x)
+        return elementwise(lambda xb: forward(xp, xb, a).astype(x.dtype, copy=False), x)
 
     def grad(a, ins, outs, douts, need):
-        x, dout = ins[0], douts[0]
-        return (backward(array_module(dout), x, outs[0], dout, a).astype(dout.dtype, copy=False),)
+        x, out, dout = ins[0], outs[0], douts[0]
+        xp = array_module(dout)
+        if name in _GRAD_FROM_OUT:  # x is not kept for these (register_grad(reads=...))
+            return (elementwise(lambda yb, db: backward(xp, None, yb, db, a).astype(dout.dtype, copy=False),
+                                out, dout),)
+        if out is None:
+            return (elementwise(lambda xb, db: backward(xp, xb, None, db, a).astype(dout.dtype, copy=False),
+                                x, dout),)
+        return (elementwise(lambda xb, yb, db: backward(xp, xb, yb, db, a).astype(dout.dtype, copy=False),
+                            x, out, dout),)
     register_op(name, inputs=("X",), outputs=("Out",), attrs={**_COMMON, **attrs}, infer_shape=same_as(0),
                 share_lod={"Out": "X"})(kernel)
     register_grad(name, reads=("Out",) if name in _GRAD_FROM_OUT else None)(grad)

@@ -53,8 +53,9 @@ class ChannelView:
 
     def sum(self, *arrays):
         """Per-channel sum of the elementwise product of one or two arrays laid out like ``x``."""
-        if self.perm:
-            flats = [a.transpose(self.perm).reshape(-1, self.c) for a in arrays]
-            return self.xp.einsum(",".join(["ij"] * len(flats)) + "->j", *flats)
+        if self.perm:  # column sums of the wide [rows, C * r] view, then the r copies of each channel
+            flats = [self.flat(a) for a in arrays]
+            columns = flats[0].sum(axis=0) if len(flats) == 1 else self.xp.einsum("ij,ij->j", *flats)
+            return columns.reshape(self.r, self.c).sum(axis=0)
         letters = "abcdefghij"[:len(self.shape)]
         return self.xp.einsum(",".join([letters] * len(arrays)) + "->" + letters[self.c_axis], *arrays)

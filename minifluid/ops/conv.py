@@ -12,16 +12,19 @@ filter grad  im2col(x).T @ dout (the im2col matrix is rebuilt: keeping it from t
              kh*kw*F columns per backward pass instead of two, taken when G is no larger than the
              forward's im2col matrix (H*W*F <= OH*OW*C: 'same' convs; LeNet's 'valid' 20->50 conv would
              make G 4.5x larger).
-input grad   stride 1 (every ResNet/LeNet 3x3 and 5x5 conv but the down-sampling ones): the transposed
-             convolution, im2col of the padded output gradient @ the flipped filter, which writes the
-             input gradient at once. GEMM-then-col2im instead writes a [N*OH*OW, kh*kw*C] product and
-             reads it back with kh*kw strided adds: tools/bench_conv_kernels.py measured it 4.1x / 2.6x
-             / 1.1x slower on ResNet-20's 16 / 32 / 64-channel 3x3 convs at batch 128 and even (0.94x)
-             on LeNet's 5x5 20->50. Strided convs use col2im (the transposed form would multiply zeros).
+input grad   stride 1 with an output no smaller than the input ('same' convs: every ResNet 3x3 conv but the
+             down-sampling ones): the transposed convolution, im2col of the padded output gradient @ the
+             flipped filter, which writes the input gradient at once. GEMM-then-col2im instead writes a
+             [N*OH*OW, kh*kw*C] product and reads it back with kh*kw strided adds, a chunk of images at a
+             time on the intra-op threads: tools/bench_conv_kernels.py measured it 2.6x / 1.9x / 1.3x
+             slower on ResNet-20's 16 / 32 / 64-channel 3x3 convs at batch 128 on 2 threads. A 'valid' conv
+             (LeNet's 5x5 20->50, 12x12 -> 8x8) would make the transposed GEMM H*W / (OH*OW) = 2.25x
+             larger; there col2im is faster (0.87x) and taken, as for strided convs (the transposed form
+             would multiply zeros).
 """
 import numpy as np
 
-from .im2col import CONV_SIZE_ERROR, Geometry, from_nhwc, nhwc_shape, to_nhwc
+from .im2col import CONV_SIZE_ERROR, Geometry, from_nhwc, nhwc_shape, scratch, to_nhwc
 from .registry import array_module, register_grad, register_op
 
 _CONV_ATTRS = {"strides": [1, 1], "paddings": [0, 0], "padding_algorithm": "EXPLICIT", "dilations": [1, 1],
@@ -77,8 +80,7 @@ def _conv2d_forward(attrs, x, w, bias, residual):
     n, f = x4.shape[0], w.shape[0]
     if g == 1:
         out, wmat, per_image = _chunked_out(geo, x4, f), _filter_matrix(w), geo.out[0] * geo.out[1]
-        for lo, hi, cols in geo.im2col_chunks(x4):
-            array_module(x4).matmul(cols, wmat, out=out[lo * per_image:hi * per_image])
+        geo.map_chunks(x4, lambda lo, hi, cols: array_module(x4).matmul(cols, wmat, out=out[lo * per_image:hi * per_image]))
     elif w.shape[1] == 1:
         out = _depthwise_forward(geo, x4, w, g)
     else:
@@ -87,7 +89,7 @@ def _conv2d_forward(attrs, x, w, bias, residual):
 
 
 def _chunked_out(geo, x4, f):
-    """The [N*OH*OW, F] GEMM result the chunks of ``geo.im2col_chunks`` write into."""
+    """The [N*OH*OW, F] GEMM result the chunks of ``geo.map_chunks`` write into."""
     return array_module(x4).empty((x4.shape[0] * geo.out[0] * geo.out[1], f), dtype=x4.dtype)
 
 
@@ -104,9 +106,18 @@ def _depthwise_forward(geo, x4, w, g):
     return acc
 
 
+def _ordered_sum(parts):
+    """Per-chunk partial sums added in chunk order: the same result on any number of threads."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
 def _transposed_geometry(geo, hw):
-    """The stride-1 convolution of the output gradient that gives the input gradient, or None."""
-    if geo.s != (1, 1):
+    """The stride-1 convolution of the output gradient that gives the input gradient, or None when it is
+    not the faster formulation (NOTE [ conv2d formulations ])."""
+    if geo.s != (1, 1) or hw[0] * hw[1] > geo.out[0] * geo.out[1]:
         return None
     pads = []
     for i in range(2):
@@ -123,14 +134,16 @@ def _transposed_grads(tgeo, d4, w, x_shape4, x4=None):
     """(NHWC input gradient, filter gradient or None without ``x4``) from the im2col matrix G of the output
     gradient over the input's pixels, built in chunks (NOTE [ conv2d formulations ])."""
     xp, (n, h, wd, c), (f, _, kh, kw) = array_module(d4), x_shape4, w.shape
-    flipped, dx, dwt = w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1).reshape(-1, c), _chunked_out(tgeo, d4, c), 0
+    flipped, dx = w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1).reshape(-1, c), _chunked_out(tgeo, d4, c)
     x2 = xp.ascontiguousarray(x4).reshape(-1, c) if x4 is not None else None
-    for lo, hi, cols in tgeo.im2col_chunks(d4):  # columns of G: (kh-1-i, kw-1-j, f), the taps flipped
+
+    def chunk(lo, hi, cols):  # columns of G: (kh-1-i, kw-1-j, f), the taps flipped
         rows = slice(lo * h * wd, hi * h * wd)
         xp.matmul(cols, flipped, out=dx[rows])
-        if x2 is not None:
-            dwt = dwt + cols.T @ x2[rows]  # G.T @ x: x.T @ G ran 2-14x slower on 2 BLAS threads
-    dw = None if x2 is None else xp.ascontiguousarray(dwt.reshape(kh, kw, f, c)[::-1, ::-1].transpose(2, 3, 0, 1))
+        return None if x2 is None else cols.T @ x2[rows]  # G.T @ x: x.T @ G ran 2-14x slower on 2 BLAS threads
+    parts = tgeo.map_chunks(d4, chunk)
+    dw = None if x2 is None else xp.ascontiguousarray(
+        _ordered_sum(parts).reshape(kh, kw, f, c)[::-1, ::-1].transpose(2, 3, 0, 1))
     return dx.reshape(n, h, wd, c), dw
 
 
@@ -140,6 +153,8 @@ def _input_grad(geo, d4, w, x_shape4, g, transposed=True):
     tgeo = _transposed_geometry(geo, (h, wd)) if g == 1 and transposed else None
     if tgeo is not None:
         return _transposed_grads(tgeo, d4, w, x_shape4)[0]
+    if g == 1 and xp is np:
+        return _col2im_grad(geo, d4, w, x_shape4)
     if g == 1 or w.shape[1] != 1:
         d2 = d4.reshape(-1, f)
         if g == 1:
@@ -157,13 +172,29 @@ def _input_grad(geo, d4, w, x_shape4, g, transposed=True):
     return geo.col2im(lambda i, j: (d5 * tap_w(i, j)).sum(axis=-1), x_shape4, d4.dtype, xp)
 
 
+def _col2im_grad(geo, d4, w, x_shape4):
+    """The input gradient as GEMM-then-col2im, a chunk of images at a time on the intra-op threads: each
+    chunk's [rows, kh*kw*C] product stays in its thread's cache for the kh*kw slice-adds."""
+    (n, h, wd, c), per_image = x_shape4, geo.out[0] * geo.out[1]
+    d2, wt = d4.reshape(-1, w.shape[0]), _filter_matrix(w).T
+    dx = np.empty(x_shape4, dtype=d4.dtype)
+
+    def chunk(lo, hi):
+        dcols = scratch("dcols", ((hi - lo) * per_image, wt.shape[1]), d4.dtype)
+        np.matmul(d2[lo * per_image:hi * per_image], wt, out=dcols)
+        dcols = dcols.reshape((hi - lo,) + geo.out + geo.k + (c,))
+        geo.col2im(lambda i, j: dcols[:, :, :, i, j], (hi - lo, h, wd, c), d4.dtype, np, out=dx[lo:hi])
+    geo.map_images(n, c * d4.dtype.itemsize, chunk)
+    return dx
+
+
 def _filter_grad(geo, x4, d4, w, g):
     f, cg, kh, kw = w.shape
     if g == 1:
-        d2, per_image, dw = d4.reshape(-1, f), geo.out[0] * geo.out[1], 0
-        for lo, hi, cols in geo.im2col_chunks(x4):  # cols.T @ d: d.T @ cols ran 2-14x slower on 2 BLAS threads
-            dw = dw + cols.T @ d2[lo * per_image:hi * per_image]
-        return dw.reshape(kh, kw, cg, f).transpose(3, 2, 0, 1)
+        d2, per_image = d4.reshape(-1, f), geo.out[0] * geo.out[1]
+        # cols.T @ d: d.T @ cols ran 2-14x slower on 2 BLAS threads
+        parts = geo.map_chunks(x4, lambda lo, hi, cols: cols.T @ d2[lo * per_image:hi * per_image])
+        return _ordered_sum(parts).reshape(kh, kw, cg, f).transpose(3, 2, 0, 1)
     if cg == 1:
         padded, m = geo.padded(x4), f // g
         d5 = d4.reshape(d4.shape[:3] + (g, m))

@@ -27,22 +27,22 @@ buffer per role that grows to the largest size asked and is reused. A scratch ar
 kernel that asked for it (no output is a view of one), so reuse cannot alias a result.
 
 NOTE [ im2col in chunks ]
-The conv kernels build the im2col matrix a few images at a time (``Geometry.im2col_chunks``), each
+The conv kernels build the im2col matrix a few images at a time (``Geometry.map_chunks``), each
 chunk about CHUNK_BYTES, and run one GEMM per chunk: the chunk is written and read back while it is
-still in the core's cache instead of a round trip of the whole matrix through memory (75 MB at batch
-128 in ResNet-20's first stage). Measured single-threaded on ResNet-20's 3x3 convs, batch 128:
-im2col + GEMM 27.9 -> 19.3 ms (16 channels, 32x32), 17.1 -> 13.9 ms (32, 16x16), 13.3 -> 10.1 ms
-(64, 8x8) with 1.2 MB chunks; the scratch buffers shrink from the whole matrix to one chunk.
-Those small chunks are taken when OpenBLAS runs one thread (_blas.py tells ``use_blas_threads``; a
-feeding thread caps it at one on two cores). With several BLAS threads every GEMM call wakes the other
-threads and waits for them, which on a loaded machine means waiting for a time slice per call: on this
-2-core VM at load 11, 64 calls of 1.2 MB took 8x as long as one call over the whole matrix, so then
-chunks are 32 MiB (a few calls per conv).
+still in cache instead of a round trip of the whole matrix through memory (75 MB at batch 128 in
+ResNet-20's first stage), and the scratch buffers hold one chunk, not the matrix. The chunks are also
+the pieces that ``for_each`` spreads over the cores (NOTE [ Intra-op threads ] in parallel.py): each
+thread builds a chunk in its own scratch buffer and runs its GEMM on one OpenBLAS thread. Chunk size,
+measured on ResNet-20's 3x3 convs at batch 128 on two threads (forward / backward ms, 16 channels at
+32x32): 0.3 MiB 25 / 35, 1.25 MiB 18.5 / 28, 2.5 MiB 9.6 / 20, 5 MiB 10.7 / 17, 40 MiB 14 / 25; 32 and
+64 channels are best at 2.5-5 MiB too. Smaller chunks pay numpy's and OpenBLAS's per-call overhead
+(and the GEMM's packing of its small filter matrix) too often; the whole matrix leaves the cache.
 """
 import threading
 
 import numpy as np
 
+from .parallel import for_each
 from .registry import array_module
 
 __all__ = ["Geometry", "CONV_SIZE_ERROR", "POOL_SIZE_ERROR", "to_nhwc", "from_nhwc", "scratch", "nhwc_shape"]
@@ -105,15 +105,8 @@ def nhwc_shape(shape, fmt):
 
 # --- workspaces -----------------------------------------------------------------------------------
 _local = threading.local()
-CHUNK_BYTES = 5 << 18  # 1.25 MiB: about a core's L2 cache, with one BLAS thread (NOTE [ im2col in chunks ])
-CHUNK_BYTES_THREADED = 32 << 20  # with several BLAS threads: few GEMM calls
-_chunk_bytes = CHUNK_BYTES_THREADED
-
-
-def use_blas_threads(n):
-    """Size the im2col chunks for an OpenBLAS running ``n`` threads (_blas.py calls this)."""
-    global _chunk_bytes
-    _chunk_bytes = CHUNK_BYTES if n <= 1 else CHUNK_BYTES_THREADED
+CHUNK_BYTES = 4 << 20  # NOTE [ im2col in chunks ]
+_chunk_bytes = CHUNK_BYTES
 
 
 def scratch(role, shape, dtype, xp=np):
@@ -183,31 +176,45 @@ class Geometry:
         cols[...] = self.windows(self.padded(x4))
         return cols.reshape(n * self.out[0] * self.out[1], -1)
 
-    def im2col_chunks(self, x4, role="cols"):
-        """``(lo, hi, matrix)`` per chunk of images [lo, hi) of NHWC ``x4``: the chunk's im2col matrix,
-        [(hi - lo)*OH*OW, kh*kw*C], in a scratch buffer of about one chunk (NOTE [ im2col in chunks ])."""
+    def map_chunks(self, x4, fn, role="cols"):
+        """``[fn(lo, hi, matrix), ...]`` over chunks of images [lo, hi) of NHWC ``x4``, ``matrix`` the chunk's
+        im2col matrix [(hi - lo)*OH*OW, kh*kw*C] in a scratch buffer of about one chunk (NOTE [ im2col in
+        chunks ]); the chunks run on the intra-op threads (NOTE [ Intra-op threads ] in parallel.py)."""
         n, c = x4.shape[0], x4.shape[3]
         if self.k == (1, 1) and not any(self.pads) and self.s == (1, 1) and x4.flags.c_contiguous:
-            yield 0, n, x4.reshape(-1, c)  # the input is its own im2col matrix: no copy to chunk
-            return
-        per_image = self.out[0] * self.out[1] * self.k[0] * self.k[1] * c * x4.dtype.itemsize
+            return [fn(0, n, x4.reshape(-1, c))]  # the input is its own im2col matrix: no copy to chunk
+        return self.map_images(n, c * x4.dtype.itemsize, lambda lo, hi: fn(lo, hi, self.im2col(x4[lo:hi], role)),
+                               array_module(x4))
+
+    def map_images(self, n, tap_bytes, fn, xp=np):
+        """``[fn(lo, hi), ...]`` over chunks of ``n`` images sized so that a chunk's [OH*OW, kh*kw] matrix of
+        ``tap_bytes`` per entry is about CHUNK_BYTES, run on the intra-op threads (CuPy: in turn)."""
+        per_image = self.out[0] * self.out[1] * self.k[0] * self.k[1] * tap_bytes
         step = max(1, _chunk_bytes // max(per_image, 1))
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            yield lo, hi, self.im2col(x4[lo:hi], role)
+        bounds = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+        if xp is not np:
+            return [fn(lo, hi) for lo, hi in bounds]
+        return for_each(len(bounds), lambda k: fn(*bounds[k]))
 
     def tap_slices(self, i, j):
         """The padded-input slice (rows, cols) that tap (i, j) reads for every output pixel."""
         (oh, ow), (sh, sw), (dh, dw) = self.out, self.s, self.d
         return (slice(i * dh, i * dh + sh * (oh - 1) + 1, sh), slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
 
-    def col2im(self, tap_grad, in_shape4, dtype, xp):
-        """Sum per-tap gradients ``tap_grad(i, j)`` ([N, OH, OW, C]) into a NHWC input of ``in_shape4``."""
+    def col2im(self, tap_grad, in_shape4, dtype, xp, out=None):
+        """Sum per-tap gradients ``tap_grad(i, j)`` ([N, OH, OW, C]) into a NHWC input of ``in_shape4``;
+        with ``out`` (an array of that shape) the sum is built in a scratch buffer and copied into it."""
         n, h, w, c = in_shape4
         (t, b), (l, r) = self.widths((h, w))
-        dxp = xp.zeros((n, h + t + b, w + l + r, c), dtype=dtype)
+        shape = (n, h + t + b, w + l + r, c)
+        dxp = xp.zeros(shape, dtype=dtype) if out is None else scratch("col2im", shape, dtype, xp)
+        if out is not None:
+            dxp.fill(0)
         for i in range(self.k[0]):
             for j in range(self.k[1]):
                 rows, cols = self.tap_slices(i, j)
                 dxp[:, rows, cols] += tap_grad(i, j)
-        return dxp[:, t:t + h, l:l + w]
+        if out is None:
+            return dxp[:, t:t + h, l:l + w]
+        out[...] = dxp[:, t:t + h, l:l + w]
+        return out

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .channels import ChannelView
 from .registry import array_module, grad_var_name, register_grad, register_op, same_as
 
 # --- broadcasting helpers -------------------------------------------------------------
@@ -60,9 +61,37 @@ def _broadcast_infer(attrs, x, y):
     return (x.shape, x.dtype)
 
 
-def _register_elementwise(name, forward, grad_x, grad_y):
+def _channel_view(x, yv):
+    """A ChannelView of ``x`` when ``yv`` is a per-channel vector of a channels-last N-D ``x`` (a conv's bias:
+    NOTE [ Per-channel broadcasts on channels-last memory ] in channels.py), else None."""
+    if x.ndim < 3 or yv.ndim != x.ndim or x.size < 4096:
+        return None
+    axes = [i for i, s in enumerate(yv.shape) if s != 1]
+    if len(axes) != 1 or yv.shape[axes[0]] != x.shape[axes[0]] or yv.dtype != x.dtype:
+        return None
+    cv = ChannelView(x, axes[0])
+    return cv if cv.perm else None
+
+
+def _add_forward(attrs, x, y):
+    yv = _y_view(x, y, attrs["axis"])
+    cv = _channel_view(x, yv)
+    if cv is None:
+        return x + yv
+    out = cv.empty(x.dtype)
+    cv.xp.add(cv.flat(x), cv.vec(yv.reshape(-1)), out=cv.flat(out))
+    return out
+
+
+def _add_grad_y(x, yv, d):
+    cv = _channel_view(d, yv)
+    return d if cv is None else cv.sum(d).reshape(yv.shape)
+
+
+def _register_elementwise(name, forward, grad_x, grad_y, kernel=None):
+    kernel = kernel or (lambda attrs, x, y: forward(x, _y_view(x, y, attrs["axis"])))
     register_op(name, inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1, "use_mkldnn": False},
-                infer_shape=_broadcast_infer, share_lod={"Out": "X"})(lambda attrs, x, y: forward(x, _y_view(x, y, attrs["axis"])))
+                infer_shape=_broadcast_infer, share_lod={"Out": "X"})(kernel)
 
     def backward(attrs, ins, outs, douts, need):
         x, y = ins
@@ -74,7 +103,8 @@ def _register_elementwise(name, forward, grad_x, grad_y):
     register_grad(name)(backward)
 
 
-_register_elementwise("elementwise_add", lambda x, y: x + y, lambda x, y, d: d, lambda x, y, d: d)
+# a per-channel y on channels-last x (a conv's bias) adds and sums over long rows (_channel_view)
+_register_elementwise("elementwise_add", lambda x, y: x + y, lambda x, y, d: d, _add_grad_y, kernel=_add_forward)
 _register_elementwise("elementwise_sub", lambda x, y: x - y, lambda x, y, d: d, lambda x, y, d: -d)
 _register_elementwise("elementwise_mul", lambda x, y: x * y, lambda x, y, d: d * y, lambda x, y, d: d * x)
 _register_elementwise("elementwise_div", lambda x, y: x / y, lambda x, y, d: d / y,

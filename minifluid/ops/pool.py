@@ -131,16 +131,19 @@ def _pool2d_forward(attrs, x):
     geo = _pool_geometry(attrs, x4.shape)
     if geo is None:
         return from_nhwc(_adaptive_forward(attrs, x4), fmt)
-    taps = _taps(geo, geo.padded(x4, _MAX_POOL_INIT if is_max else 0.0, role="pool"))
-    first = next(taps)[2]
-    out = xp.empty(first.shape, dtype=x4.dtype)
-    out[...] = first  # a fresh array: the padded buffer is scratch
+    out = xp.empty((x4.shape[0],) + geo.out + (x4.shape[3],), dtype=x4.dtype)
     combine = xp.maximum if is_max else xp.add
-    for _, _, tap in taps:  # a loop over kernel taps; each step is one vectorised op
-        combine(out, tap, out=out)
-    if not is_max:
-        with np.errstate(divide="ignore", invalid="ignore"):  # a window of padding only: 0 / 0, as in fluid
-            out /= _avg_count(geo, x4, attrs)
+    count = None if is_max else _avg_count(geo, x4, attrs)
+
+    def chunk(lo, hi):  # a few images at a time, on the intra-op threads (parallel.py)
+        taps, dst = _taps(geo, geo.padded(x4[lo:hi], _MAX_POOL_INIT if is_max else 0.0, role="pool")), out[lo:hi]
+        dst[...] = next(taps)[2]
+        for _, _, tap in taps:  # a loop over kernel taps; each step is one vectorised op
+            combine(dst, tap, out=dst)
+        if count is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):  # a window of padding only: 0 / 0, as in fluid
+                dst /= count
+    geo.map_images(x4.shape[0], x4.shape[3] * x4.dtype.itemsize, chunk, xp)
     return from_nhwc(out, fmt)
 
 
@@ -168,13 +171,19 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
         return (from_nhwc(geo.col2im(lambda i, j: g, x4.shape, x4.dtype, xp), fmt),)
     out = to_nhwc(outs[0], fmt) if outs[0] is not None else to_nhwc(
         _pool2d_forward({**attrs, "data_format": "NHWC"}, x4), "NHWC")
-    taps = dict(((i, j), tap) for i, j, tap in _taps(geo, geo.padded(x4, _MAX_POOL_INIT, role="pool")))
-    taken = xp.zeros(out.shape, dtype=bool)
-    hit = xp.empty(out.shape, dtype=bool)
+    dx = xp.empty(x4.shape, dtype=x4.dtype)
 
-    def tap_grad(i, j):  # route dout to the first tap (row-major) that holds the max
-        xp.equal(taps[i, j], out, out=hit)
-        xp.greater(hit, taken, out=hit)  # hit and not taken
-        taken[...] |= hit
-        return d4 * hit
-    return (from_nhwc(geo.col2im(tap_grad, x4.shape, x4.dtype, xp), fmt),)
+    def chunk(lo, hi):  # a few images at a time, on the intra-op threads (parallel.py)
+        taps = dict(((i, j), tap) for i, j, tap in _taps(geo, geo.padded(x4[lo:hi], _MAX_POOL_INIT, role="pool")))
+        o, d = out[lo:hi], d4[lo:hi]
+        taken = xp.zeros(o.shape, dtype=bool)
+        hit = xp.empty(o.shape, dtype=bool)
+
+        def tap_grad(i, j):  # route dout to the first tap (row-major) that holds the max
+            xp.equal(taps[i, j], o, out=hit)
+            xp.greater(hit, taken, out=hit)  # hit and not taken
+            taken[...] |= hit
+            return d * hit
+        geo.col2im(tap_grad, (hi - lo,) + x4.shape[1:], x4.dtype, xp, out=dx[lo:hi])
+    geo.map_images(x4.shape[0], x4.shape[3] * x4.dtype.itemsize, chunk, xp)
+    return (from_nhwc(dx, fmt),)

@@ -6,7 +6,7 @@ import pytest
 
 SCRIPT = """
 import numpy as np, minifluid as fluid
-from minifluid import _blas
+from minifluid.ops import blas as _blas
 before = _blas.get_num_threads()
 main = fluid.Program()
 with fluid.program_guard(main):
@@ -38,7 +38,7 @@ def test_feeding_thread_caps_openblas_unless_the_user_chose():
 
 WORKER_SCRIPT = """
 import os, numpy as np, minifluid as fluid
-from minifluid import _blas
+from minifluid.ops import blas as _blas
 main = fluid.Program()
 with fluid.program_guard(main):
     x = fluid.data("x", [None, 2])

@@ -38,3 +38,24 @@ def test_batch_norm_on_channels_last_memory_matches_plain_nchw(attrs):
         for a, b in zip(results[0], other):
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     assert not results[1][0].flags.c_contiguous  # the output keeps its input's channels-last memory
+
+
+@pytest.mark.parametrize("axis", [1, -1])
+def test_a_per_channel_bias_on_channels_last_memory_matches_plain_nchw(axis):
+    """elementwise_add of a [C] bias (a conv's) adds and sums over long rows of channels-last memory."""
+    spec = get_op_spec("elementwise_add")
+    rng = np.random.RandomState(0)
+    x = rng.randn(8, 6, 10, 12) if axis == 1 else rng.randn(8, 10, 12, 6)
+    y, dout = rng.randn(6), rng.randn(*x.shape)
+    attrs = dict(spec.attrs, axis=axis)
+    results = []
+    for xin, din in ((x, dout), (_channels_last(x), _channels_last(dout))):
+        out = spec.kernel(attrs, xin, y)
+        dx, dy = spec.grad(attrs, (xin, y), (out,), (din,), (True, True))
+        results.append((out, dx, dy))
+        assert out.strides == xin.strides  # the sum keeps x's memory order
+    bias = y.reshape(1, 6, 1, 1) if axis == 1 else y
+    np.testing.assert_allclose(results[1][0], x + bias, rtol=1e-12)
+    np.testing.assert_allclose(results[1][2], dout.sum(axis=(0, 2, 3) if axis == 1 else (0, 1, 2)), rtol=1e-12)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

@@ -1,10 +1,10 @@
-"""conv2d builds its im2col matrix a few images at a time (NOTE [ im2col in chunks ] in ops/im2col.py): the
-values do not depend on the chunk size, and the size follows OpenBLAS's thread count."""
+"""conv2d builds its im2col matrix a few images at a time (NOTE [ im2col in chunks ] in ops/im2col.py) and
+spreads the chunks over the intra-op threads (NOTE [ Intra-op threads ] in ops/parallel.py): the values depend
+on neither the chunk size nor the thread count."""
 import numpy as np
 import pytest
 
-from minifluid import _blas
-from minifluid.ops import im2col
+from minifluid.ops import im2col, parallel
 from minifluid.ops.registry import get_op_spec
 
 
@@ -25,16 +25,26 @@ def test_conv2d_and_its_gradients_do_not_depend_on_the_chunk_size(attrs, monkeyp
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
-def test_the_chunk_size_follows_the_blas_thread_count(monkeypatch):
-    monkeypatch.setattr(im2col, "_chunk_bytes", im2col._chunk_bytes)
-    im2col.use_blas_threads(1)
-    assert im2col._chunk_bytes == im2col.CHUNK_BYTES
-    im2col.use_blas_threads(2)
-    assert im2col._chunk_bytes == im2col.CHUNK_BYTES_THREADED
-    if _blas.get_num_threads() is not None:
-        before = _blas.get_num_threads()
-        try:
-            _blas.set_num_threads(1)
-            assert im2col._chunk_bytes == im2col.CHUNK_BYTES
-        finally:
-            _blas.set_num_threads(before)
+def _conv_and_grads(attrs, x, w):
+    spec = get_op_spec("conv2d")
+    out = spec.kernel(attrs, x, w, None, None)
+    dout = np.random.RandomState(1).randn(*out.shape).astype(x.dtype)
+    return (out,) + spec.grad(attrs, (x, w, None, None), (out,), (dout,), (True, True, False, False))[:2]
+
+
+@pytest.mark.parametrize("attrs", [{"paddings": [1, 1]}, {"strides": [2, 2], "paddings": [1, 1]}, {},
+                                   {"paddings": [2, 2], "dilations": [2, 2]}])
+def test_conv2d_and_its_gradients_are_the_same_on_one_thread_and_on_three(attrs, monkeypatch):
+    """Chunks of one image each: with three threads they run on all three, and the filter gradient's per-chunk
+    sums still add up in chunk order, so every value is bitwise the same."""
+    attrs = dict(get_op_spec("conv2d").attrs, **attrs)
+    rng = np.random.RandomState(0)
+    x = np.ascontiguousarray(rng.randn(9, 6, 7, 3).astype("float32").transpose(0, 3, 1, 2))
+    w = rng.randn(5, 3, 3, 3).astype("float32")
+    monkeypatch.setattr(im2col, "_chunk_bytes", 1)
+    results = []
+    for threads in (1, 3):
+        monkeypatch.setattr(parallel, "_threads", threads)
+        results.append(_conv_and_grads(attrs, x, w))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(b, a)

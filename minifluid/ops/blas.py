@@ -17,20 +17,32 @@ import ctypes
 import logging
 import os
 
-from .ops.im2col import use_blas_threads
 
-__all__ = ["get_num_threads", "set_num_threads", "limit_for_background_threads", "tune_kernels"]
+__all__ = ["get_num_threads", "set_num_threads", "limit_for_background_threads"]
 
 logger = logging.getLogger("minifluid")
 _SETTERS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads")
 _GETTERS = ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads")
 _USER_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MINIFLUID_KEEP_BLAS_THREADS")
 _done = False
-_tuned = False
+
+
+_found = None
 
 
 def _openblas_libraries():
-    """(get, set) C functions of every OpenBLAS mapped into this process (Linux /proc/self/maps)."""
+    """(get, set) C functions of every OpenBLAS mapped into this process (Linux /proc/self/maps), looked
+    up once they are found (ops/parallel.py reads and sets the count around every parallel kernel)."""
+    global _found
+    if _found is None:
+        found = _find_openblas()
+        if not found:
+            return found
+        _found = found
+    return _found
+
+
+def _find_openblas():
     paths = []
     try:
         with open("/proc/self/maps") as maps:
@@ -65,15 +77,7 @@ def get_num_threads():
 def set_num_threads(n):
     for _, setter in _openblas_libraries():
         setter(ctypes.c_int(int(n)))
-    use_blas_threads(int(n))
 
-
-def tune_kernels():
-    """Tell the conv kernels OpenBLAS's thread count, once per process (NOTE [ im2col in chunks ])."""
-    global _tuned
-    if not _tuned:
-        _tuned = True
-        use_blas_threads(get_num_threads() or 1)
 
 
 def limit_for_background_threads():

@@ -1,0 +1,188 @@
+"""Intra-op threads: one kernel's independent pieces (chunks of images) spread over the cores.
+
+NOTE [ Intra-op threads ]
+A conv step is mostly GEMMs over im2col chunks that do not depend on each other. OpenBLAS's own threads
+split each GEMM call, which for the skinny GEMMs of a conv net (16-64 output channels) gained nothing:
+ResNet-20 ran at the same step time on one and two OpenBLAS threads, while the im2col copies stayed on
+one core. ``for_each(n, fn)`` instead hands whole pieces (im2col + GEMM of a chunk) to the threads, so
+both the copies and the GEMMs run on every core and each chunk stays in its core's cache.
+
+- Threads: ``num_threads()`` -- OMP_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the CPUs this process
+  may run on; ``set_num_threads`` changes it. The calling thread works
+  too, beside ``num_threads() - 1`` pool threads that sleep on a queue between calls (they never spin).
+- Scheduling: the pieces are taken from a shared counter, so a thread that the OS delays holds up at
+  most the piece it is on. Results come back in piece order, whichever thread made them; kernels that
+  sum partial results sum them in that order, so a result does not depend on the thread count or on
+  which thread ran what.
+- OpenBLAS runs one thread once the pool exists: our threads already fill the cores. Its count is set
+  once and left there: every change of OpenBLAS's count starts new OpenBLAS threads that spin for
+  ~0.1 s (NOTE [ BLAS threads and background feeding ] in blas.py), and toggling it around each
+  kernel left a spinning thread beside every conv (ResNet-20 steps ~15% slower than with one setting).
+  Large GEMMs of other ops use ``matmul`` below, which splits them over the same threads.
+- Errors: the first failing piece's exception (by piece order) reaches the caller with its traceback,
+  after every thread has stopped taking pieces; the other pieces are not started.
+- Nesting: ``for_each`` called from inside a piece runs inline. A child process after ``fork`` starts
+  with no pool (``os.register_at_fork``) and makes its own on first use; pool threads exit with the
+  interpreter (they are idle between calls, so joining them at exit is immediate).
+"""
+import itertools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import blas as _blas
+
+__all__ = ["elementwise", "for_each", "matmul", "num_threads", "set_num_threads"]
+
+_lock = threading.Lock()
+_local = threading.local()
+_pool = None
+_threads = None
+
+
+def _default_threads():
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        value = os.environ.get(name, "").split(",")[0].strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def num_threads():
+    """How many threads ``for_each`` uses (the caller's included)."""
+    global _threads
+    if _threads is None:
+        _threads = _default_threads()
+    return _threads
+
+
+def set_num_threads(n):
+    """Use ``n`` threads in kernels from now on (the caller's included; 1: no pool)."""
+    global _threads, _pool
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"set_num_threads: the thread count must be at least 1, got {n}")
+    with _lock:
+        _threads, old, _pool = n, _pool, None
+    if old is not None:
+        old.shutdown(wait=False)
+
+
+def _get_pool(size):
+    """The pool of ``size`` helper threads; OpenBLAS goes to one thread when the first one is made."""
+    global _pool
+    with _lock:
+        if _pool is None or _pool._max_workers != size:
+            old, _pool = _pool, ThreadPoolExecutor(size, thread_name_prefix="minifluid-kernel")
+            if old is not None:
+                old.shutdown(wait=False)
+            if (_blas.get_num_threads() or 1) > 1:
+                _blas.set_num_threads(1)
+        return _pool
+
+
+def _forget_pool_after_fork():
+    global _pool, _lock
+    _pool, _lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def for_each(n, fn):
+    """``[fn(0), ..., fn(n - 1)]``, the calls spread over the intra-op threads (NOTE [ Intra-op threads ])."""
+    threads = min(num_threads(), n)
+    if threads <= 1 or getattr(_local, "inside", False):
+        return [fn(i) for i in range(n)]
+    results, errors, counter = [None] * n, {}, itertools.count()
+
+    def work():
+        _local.inside = True
+        try:
+            for i in counter:
+                if i >= n or errors:
+                    return
+                try:
+                    results[i] = fn(i)
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller below
+                    errors[i] = exc
+                    return
+        finally:
+            _local.inside = False
+
+    pool = _get_pool(num_threads() - 1)
+    helpers = [pool.submit(work) for _ in range(threads - 1)]
+    work()
+    for helper in helpers:
+        if not helper.cancel():  # started: wait for its piece to end
+            helper.result()
+    if errors:
+        raise errors[min(errors)]
+    return results
+
+
+SPLIT_FLOPS = 1 << 24  # smaller GEMMs run whole: splitting costs more than it saves
+
+
+def matmul(a, b):
+    """``a @ b`` for 2-D numpy arrays, split over the intra-op threads when large: by rows of ``a`` or,
+    when ``b`` is wider than ``a`` is tall, by columns of ``b`` (no split sums, so the result does not
+    depend on the thread count)."""
+    (m, k), n = a.shape, b.shape[1]
+    threads = num_threads()
+    if (threads <= 1 or 2 * m * n * k < SPLIT_FLOPS or type(a) is not np.ndarray or type(b) is not np.ndarray
+            or getattr(_local, "inside", False)):
+        return a @ b
+    out = np.empty((m, n), dtype=np.result_type(a, b))
+    rows = m >= n
+    size = m if rows else n
+    bounds = [size * i // threads for i in range(threads + 1)]
+
+    def block(i):
+        lo, hi = bounds[i], bounds[i + 1]
+        if rows:
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
+        else:
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+    for_each(threads, block)
+    return out
+
+
+BLOCK_BYTES = 1 << 20  # elementwise blocks: each stays in cache across a kernel's temporaries
+ELEMENTWISE_MIN_BYTES = 4 << 20  # smaller tensors run whole: a block's overhead would not pay
+
+
+def _flat(a):
+    """A 1-D view of ``a`` in its memory order, or None when ``a`` is not one dense run of memory."""
+    flat = a.ravel(order="K")
+    return flat if flat.base is not None and np.may_share_memory(flat, a) else None
+
+
+def elementwise(fn, *arrays):
+    """``fn(*arrays)`` for same-shape, same-layout numpy arrays, computed block by block over their memory
+    (each block's temporaries stay in cache) on the intra-op threads; the result keeps their layout.
+    Arrays that are small, differ in layout or are not dense are handed to ``fn`` whole."""
+    first = arrays[0]
+    if (num_threads() <= 1 or first.nbytes < ELEMENTWISE_MIN_BYTES or type(first) is not np.ndarray
+            or getattr(_local, "inside", False)
+            or any(type(a) is not np.ndarray or a.shape != first.shape or a.strides != first.strides for a in arrays)):
+        return fn(*arrays)
+    flats = [_flat(a) for a in arrays]
+    if any(f is None for f in flats):
+        return fn(*arrays)
+    step = max(1, BLOCK_BYTES // first.itemsize)
+    bounds = list(range(0, first.size, step)) + [first.size]
+    piece = fn(*(f[:bounds[1]] for f in flats))  # the first block, in the caller: the result's dtype
+    out = np.empty_like(first, dtype=piece.dtype)
+    out_flat = _flat(out)
+    out_flat[:bounds[1]] = piece
+
+    def block(i):
+        out_flat[bounds[i]:bounds[i + 1]] = fn(*(f[bounds[i]:bounds[i + 1]] for f in flats))
+    for_each(len(bounds) - 2, lambda i: block(i + 1))
+    return out
