@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from . import parallel
 from .channels import ChannelView
 from .registry import array_module, grad_var_name, register_grad, register_op, same_as
 
@@ -149,7 +150,7 @@ def _mul_forward(attrs, x, y):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2 = x if x.ndim == 2 and xn == 1 else _flat2(x, xn)
     y2 = y if y.ndim == 2 and yn == 1 else _flat2(y, yn)
-    out = x2 @ y2
+    out = parallel.matmul(x2, y2)
     return out if x.ndim == 2 and y.ndim == 2 else out.reshape(x.shape[:xn] + y.shape[yn:])
 
 
@@ -159,8 +160,8 @@ def _mul_backward(attrs, ins, outs, douts, need):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2, y2 = _flat2(x, xn), _flat2(y, yn)
     d2 = douts[0].reshape(x2.shape[0], y2.shape[1])
-    dx = (d2 @ y2.T).reshape(x.shape) if need[0] else None
-    dy = (x2.T @ d2).reshape(y.shape) if need[1] else None
+    dx = parallel.matmul(d2, y2.T).reshape(x.shape) if need[0] else None
+    dy = parallel.matmul(x2.T, d2).reshape(y.shape) if need[1] else None
     return dx, dy
 
 
@@ -186,7 +187,8 @@ def _t(a, flag):
              attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0}, infer_shape=_matmul_infer,
              share_lod={"Out": "X"}, grad_share_lod={})
 def _matmul_forward(attrs, x, y):
-    out = _t(x, attrs["transpose_X"]) @ _t(y, attrs["transpose_Y"])
+    a, b = _t(x, attrs["transpose_X"]), _t(y, attrs["transpose_Y"])
+    out = parallel.matmul(a, b) if a.ndim == 2 and b.ndim == 2 else a @ b
     return out if attrs["alpha"] == 1.0 else out * attrs["alpha"]
 
 

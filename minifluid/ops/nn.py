@@ -3,6 +3,7 @@
 import numpy as np
 
 from .channels import ChannelView
+from .im2col import scratch
 from .registry import array_module, register_grad, register_op
 from .sequence import scatter_rows
 
@@ -75,18 +76,22 @@ def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     xp, dt = cv.xp, x.dtype
     batch = not (attrs["is_test"] or attrs["use_global_stats"])
     y = cv.empty(dt)
-    yf = cv.flat(y)
-    if batch:
-        m = x.size // cv.c
-        mu = (cv.sum(x) / m).astype(dt, copy=False)
-        xp.subtract(cv.flat(x), cv.vec(mu), out=yf)
-        var = (cv.sum(y, y) / m).astype(dt, copy=False)
-    else:
-        mu, var = mean.astype(dt, copy=False), variance.astype(dt, copy=False)
-        xp.subtract(cv.flat(x), cv.vec(mu), out=yf)
+    xf, yf = cv.flat(x), cv.flat(y)
+    mu = (cv.sum(x) / (x.size // cv.c)).astype(dt, copy=False) if batch else mean.astype(dt, copy=False)
+    mu_v = cv.vec(mu)
+
+    def centre(rows):  # y = x - mean, and the block's sum of squares while it is in cache
+        xp.subtract(xf[rows], mu_v, out=yf[rows])
+        return cv.flat_sum(yf[rows], yf[rows]) if batch else None
+    squares = cv.map_blocks(centre, dt.itemsize)
+    var = (sum(squares) / (x.size // cv.c)).astype(dt, copy=False) if batch else variance.astype(dt, copy=False)
     inv = (1.0 / xp.sqrt(var + attrs["epsilon"])).astype(dt, copy=False)
-    yf *= cv.vec((inv * scale).astype(dt, copy=False))
-    yf += cv.vec(bias.astype(dt, copy=False))
+    k_v, bias_v = cv.vec((inv * scale).astype(dt, copy=False)), cv.vec(bias.astype(dt, copy=False))
+
+    def scale_shift(rows):
+        yf[rows] *= k_v
+        yf[rows] += bias_v
+    cv.map_blocks(scale_shift, dt.itemsize)
     if not batch:  # running statistics pass through unchanged
         return y, mean, variance, mu, inv, None
     mom = float(momentum_t.reshape(-1)[0]) if momentum_t is not None else attrs["momentum"]
@@ -115,15 +120,22 @@ def _batch_norm_backward(attrs, ins, outs, douts, need):
     dx = None
     if need[0]:
         dx = cv.empty(dt)
-        dxf, dyf = cv.flat(dx), cv.flat(dy)
+        dxf, dyf, xf, k_v = cv.flat(dx), cv.flat(dy), cv.flat(x), cv.vec(k)
         if batch:  # mean and variance depend on x: dx = k * (dy - dbias / m - x_hat * dscale / m)
             m = x.size // cv.c
             c1 = (k * inv * dscale / m).astype(dt, copy=False)
-            xp.multiply(cv.flat(x), cv.vec(c1), out=dxf)
-            dxf -= cv.vec((mu * c1 - k * dbias / m).astype(dt, copy=False))
-            xp.subtract(xp.multiply(dyf, cv.vec(k)), dxf, out=dxf)
+            c1_v, c0_v = cv.vec(c1), cv.vec((k * dbias / m - mu * c1).astype(dt, copy=False))
+
+            def block(rows):  # dx = k*dy - c1*x - c0, the block's temporary in cache
+                dxb, xc1 = dxf[rows], scratch("bn", dxf[rows].shape, dt, xp)
+                xp.multiply(dyf[rows], k_v, out=dxb)
+                xp.multiply(xf[rows], c1_v, out=xc1)
+                dxb -= xc1
+                dxb -= c0_v
         else:
-            xp.multiply(dyf, cv.vec(k), out=dxf)
+            def block(rows):
+                xp.multiply(dyf[rows], k_v, out=dxf[rows])
+        cv.map_blocks(block, dt.itemsize)
     cast = lambda a: a.astype(dt, copy=False)  # noqa: E731
     return (dx, cast(dscale) if need[1] else None, cast(dbias) if need[2] else None, None, None, None)
 
