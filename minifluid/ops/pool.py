@@ -172,6 +172,8 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
     out = to_nhwc(outs[0], fmt) if outs[0] is not None else to_nhwc(
         _pool2d_forward({**attrs, "data_format": "NHWC"}, x4), "NHWC")
     dx = xp.empty(x4.shape, dtype=x4.dtype)
+    (n, h, w, c), (kh, kw) = x4.shape, geo.k
+    tiles = geo.s == geo.k and geo.d == (1, 1) and not any(geo.pads) and (h, w) == (geo.out[0] * kh, geo.out[1] * kw)
 
     def chunk(lo, hi):  # a few images at a time, on the intra-op threads (parallel.py)
         taps = dict(((i, j), tap) for i, j, tap in _taps(geo, geo.padded(x4[lo:hi], _MAX_POOL_INIT, role="pool")))
@@ -184,6 +186,12 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
             xp.greater(hit, taken, out=hit)  # hit and not taken
             taken[...] |= hit
             return d * hit
-        geo.col2im(tap_grad, (hi - lo,) + x4.shape[1:], x4.dtype, xp, out=dx[lo:hi])
+        if tiles:  # windows tile the input (2x2 stride 2): each tap writes its own pixels, no adds
+            per_tap = dx[lo:hi].reshape(hi - lo, geo.out[0], kh, geo.out[1], kw, c)
+            for i in range(kh):
+                for j in range(kw):
+                    per_tap[:, :, i, :, j] = tap_grad(i, j)
+        else:
+            geo.col2im(tap_grad, (hi - lo,) + x4.shape[1:], x4.dtype, xp, out=dx[lo:hi])
     geo.map_images(x4.shape[0], x4.shape[3] * x4.dtype.itemsize, chunk, xp)
     return (from_nhwc(dx, fmt),)

@@ -160,3 +160,22 @@ def test_conv_output_size_below_one_raises_fluids_error():
         x = fluid.data("x", [None, 1, 3, 3])
         with pytest.raises(ValueError, match="output's size is expected to be greater than 0"):
             fluid.layers.conv2d(x, 2, 5)
+
+
+@pytest.mark.parametrize("attrs", [{"ksize": [2, 2], "strides": [2, 2]},  # windows tile the input
+                                   {"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]}])  # they overlap
+def test_a_tied_max_window_routes_its_gradient_to_its_first_max(attrs):
+    """fluid's max-pool gradient goes to the first element (row-major) equal to the window's max, once."""
+    from minifluid.ops.registry import get_op_spec
+    spec = get_op_spec("pool2d")
+    attrs = dict(spec.attrs, pooling_type="max", **attrs)
+    x = np.zeros((1, 1, 4, 4), dtype="float32")  # every window ties: all zeros
+    x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)  # channels-last, as a conv makes
+    out = spec.kernel(attrs, x)
+    dx = spec.grad(attrs, (x,), (out,), (np.ones_like(out),), (True,))[0]
+    expected = np.zeros((4, 4), dtype="float32")
+    if attrs["ksize"] == [2, 2]:
+        expected[::2, ::2] = 1  # each 2x2 window's top-left
+    else:  # (4 + 2 - 3) / 2 + 1 = 2 windows per axis, starting at -1 and 1: clipped, they start at 0 and 1
+        expected[:2, :2] = 1
+    np.testing.assert_array_equal(dx[0, 0], expected)
