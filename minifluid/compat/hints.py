@@ -147,7 +147,6 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
-        "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
         "paddle.fluid.dygraph": """NoamDecay PiecewiseDecay NaturalExpDecay ExponentialDecay InverseTimeDecay
             PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
             learning_rate_scheduler"""},

@@ -18,8 +18,9 @@ from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
 from .sequence import *  # noqa: F401,F403
 from .sequence import __all__ as _sequence_all
-from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,
-                                      natural_exp_decay, piecewise_decay)
+from .learning_rate_scheduler import (autoincreased_step_counter, cosine_decay, exponential_decay,
+                                      inverse_time_decay, linear_lr_warmup, natural_exp_decay, noam_decay,
+                                      piecewise_decay, polynomial_decay)
 from .math_op_patch import monkey_patch_variable
 from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
                    elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
@@ -34,6 +35,7 @@ __all__ = [
     "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
     "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim",
+    "cosine_decay",
     "create_array", "create_global_var", "create_py_reader_by_data", "create_tensor", "crf_decoding", "cross_entropy",
     "data", "double_buffer", "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add",
     "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul", "elementwise_pow", "elementwise_sub",
@@ -41,10 +43,13 @@ __all__ = [
     "fill_constant_batch_size_like", "flatten", "floor", "gather", "gaussian_random", "gelu", "get_places",
     "greater_equal", "greater_than", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss",
     "image_resize", "increment", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm",
-    "leaky_relu", "less_equal", "less_than", "linear_chain_crf", "lod_rank_table", "lod_tensor_to_array", "log",
+    "leaky_relu", "less_equal", "less_than", "linear_chain_crf", "linear_lr_warmup", "lod_rank_table",
+    "lod_tensor_to_array", "log",
     "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "lrn",
-    "lstm_unit", "matmul", "max_sequence_len", "mean", "mean_iou", "natural_exp_decay", "not_equal", "one_hot",
-    "ones", "pad", "pad2d", "piecewise_decay", "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal",
+    "lstm_unit", "matmul", "max_sequence_len", "mean", "mean_iou", "natural_exp_decay", "noam_decay", "not_equal",
+    "one_hot",
+    "ones", "pad", "pad2d", "piecewise_decay", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader", "read_file",
+    "reciprocal",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape",
     "resize_bilinear", "resize_nearest", "round", "rsqrt", "scale", "scatter", "selu", "shape", "shrink_memory",
     "sigmoid", "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu", "softmax",
