@@ -42,6 +42,10 @@ over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_dec
 cos_sim 30, their layers 186) when the package was at 18,061 with them.
 fluid 1.8's remaining learning-rate schedules (noam_decay, polynomial_decay, cosine_decay, linear_lr_warmup)
 raise it by 42, what they came to, when the package was at 18,746.
+fluid 1.8's everyday tensor layers (sum, mul, ones_like / zeros_like, create_parameter, range / arange, eye, diag,
+size, rank, reduce_prod / reduce_all / reduce_any, where, reverse, sign, log1p, expand_as, gather_nd,
+scatter_nd_add, elementwise_floordiv / elementwise_mod, cumsum) raise it by 372, what they came to (ops about 200 in
+ops/nd_index.py, ops/creation.py and three rows of existing families; layers about 170), when the package was at 18,788.
 """
 import ast
 import io
@@ -52,7 +56,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_942
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_314
 
 
 def code_lines(path):
