@@ -46,6 +46,8 @@ fluid 1.8's everyday tensor layers (sum, mul, ones_like / zeros_like, create_par
 size, rank, reduce_prod / reduce_all / reduce_any, where, reverse, sign, log1p, expand_as, gather_nd,
 scatter_nd_add, elementwise_floordiv / elementwise_mod, cumsum) raise it by 372, what they came to (ops about 200 in
 ops/nd_index.py, ops/creation.py and three rows of existing families; layers about 170), when the package was at 18,788.
+More of them (full, full_like, linspace, scatter_nd, flip, roll, tril, triu, has_inf, has_nan, isfinite, erf,
+logsumexp, mse_loss) raise it by 161, what they came to, when the package was at 19,160.
 """
 import ast
 import io
@@ -56,7 +58,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_314
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_475
 
 
 def code_lines(path):
