@@ -40,6 +40,8 @@ and fluid.average.
 Issue 16's recurrent units and CRF raise it by 900 to 18,900: they came to 922 code lines (lstm, lstmp and gru
 over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
 cos_sim 30, their layers 186) when the package was at 18,061 with them.
+group_norm and instance_norm (ops/group_norm.py with their layers) raise it by 132, what they came to, to
+19,032 when the package was at 18,746.
 """
 import ast
 import io
@@ -50,7 +52,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 18_900
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_032
 
 
 def code_lines(path):

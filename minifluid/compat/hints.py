@@ -91,7 +91,7 @@ NOT_SUPPORTED_YET = {
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.layers": "group_norm instance_norm data_norm inplace_abn spectral_norm",
+        "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
         "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D

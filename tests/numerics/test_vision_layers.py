@@ -1,0 +1,105 @@
+"""group_norm / instance_norm and the channel-rearranging layers through Program + Executor: fluid 1.8's
+signatures, parameters (names, shapes, ParamAttr handling), values against numpy, training, and fluid's
+errors (the ops themselves are checked in tests/ops/vision_cases.py)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import minifluid as fluid
+
+L = fluid.layers
+rng = np.random.RandomState(23)
+
+
+def build_and_run(build, feed):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        fetch = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    return main, exe.run(main, feed=feed, fetch_list=fetch)
+
+
+def _signature(fn):
+    return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+def test_norm_layers_take_fluids_signatures():
+    e = inspect.Parameter.empty
+    assert _signature(L.group_norm) == [("input", e), ("groups", e), ("epsilon", 1e-05), ("param_attr", None),
+                                        ("bias_attr", None), ("act", None), ("data_layout", "NCHW"), ("name", None)]
+    assert _signature(L.instance_norm) == [("input", e), ("epsilon", 1e-05), ("param_attr", None),
+                                           ("bias_attr", None), ("name", None)]
+
+
+def _group_normalised(x, groups, eps=1e-5):
+    g = x.reshape(x.shape[0], groups, -1)
+    return ((g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + eps)).reshape(x.shape)
+
+
+def test_group_norm_parameters_follow_fluids_param_attr_rule_and_values_match_numpy():
+    x = rng.randn(3, 6, 2, 2).astype("float32")
+
+    def build():
+        v = fluid.data("x", [None, 6, 2, 2])
+        plain = L.group_norm(v, groups=3)
+        named = L.group_norm(v, groups=2, param_attr=fluid.ParamAttr(name="gn_s"), bias_attr="gn_b", act="relu")
+        return [plain, named]
+    main, (plain, named) = build_and_run(build, {"x": x})
+    params = {p.name: list(p.shape) for p in main.global_block().all_parameters()}
+    assert params == {"gn_s": [6], "gn_b": [6]}  # the defaults create no parameters, as in fluid 1.8
+    np.testing.assert_allclose(plain, _group_normalised(x, 3), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(named, np.maximum(_group_normalised(x, 2), 0), rtol=1e-4, atol=1e-5)
+    op = [o for o in main.global_block().ops if o.type == "group_norm"][0]
+    stats = main.global_block().var(op.output("Mean")[0])
+    assert list(stats.shape) == [-1, 3] and stats.stop_gradient
+
+
+def test_group_norm_nhwc_matches_nchw():
+    x = rng.randn(2, 4, 3, 8).astype("float64")
+
+    def build():
+        v = fluid.data("x", [None, 4, 3, 8], "float64")
+        return [L.group_norm(v, groups=4, data_layout="NHWC")]
+    _, (y,) = build_and_run(build, {"x": x})
+    expected = _group_normalised(x.transpose(0, 3, 1, 2), 4).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_instance_norm_parameters_values_and_training():
+    x = rng.randn(4, 3, 5, 5).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.data("x", [None, 3, 5, 5])
+        y = L.instance_norm(L.conv2d(v, 3, 3, padding=1))
+        plain = L.instance_norm(v, epsilon=1e-3)
+        loss = L.mean(L.square(y - 0.5))
+        fluid.optimizer.SGD(0.2).minimize(loss)
+    params = {p.name: list(p.shape) for p in main.global_block().all_parameters()}
+    assert params["instance_norm_0.w_0"] == [3] and params["instance_norm_0.b_0"] == [3]
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    out = exe.run(main, feed={"x": x}, fetch_list=[plain])[0]
+    g = x.reshape(4, 3, -1)
+    expected = (g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + 1e-3)
+    np.testing.assert_allclose(out, expected.reshape(x.shape), rtol=1e-4, atol=1e-5)
+    losses = [float(exe.run(main, feed={"x": x}, fetch_list=[loss])[0]) for _ in range(15)]
+    assert losses[-1] < losses[0] * 0.8  # only the bias can move the (zero-mean) output towards 0.5
+
+
+def test_norm_layer_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 6, 4, 4])
+        with pytest.raises(ValueError, match=r"got wrong value: received NWHC but only NCHW or NHWC supported"):
+            L.group_norm(x, 2, data_layout="NWHC")
+        with pytest.raises(ValueError, match=r"Attr\(groups\) of Op\(group_norm\) must divide .*\[6\].*\[4\]"):
+            L.group_norm(x, 4)
+        with pytest.raises(ValueError, match=r"Attr\(groups\) of Op\(group_norm\) must be greater than or equal"):
+            L.group_norm(x, 0)
+        with pytest.raises(TypeError, match="The data type of 'input' in group_norm must be"):
+            L.group_norm(fluid.data("i", [None, 4], "int64"), 2)
+        with pytest.raises(AssertionError, match="bias_attr should not be False in instance_norm."):
+            L.instance_norm(x, bias_attr=False)
+        with pytest.raises(ValueError, match=r"the dimension of input X must be between 2 and 5.*\[-1, 2, 2, 2, 2, 2\]"):
+            L.instance_norm(fluid.data("big", [None, 2, 2, 2, 2, 2]))
