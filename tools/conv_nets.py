@@ -2,7 +2,10 @@
 timed side by side for tools/bench_train.py.
 
 Both frameworks train the same architecture with plain SGD on the same random batch, on the same number
-of threads; their steps alternate (minifluid, torch, minifluid, ...) so machine noise hits both alike.
+of threads (minifluid: its intra-op threads, minifluid/ops/parallel.py, with OpenBLAS on one thread; torch:
+``torch.set_num_threads``); their steps alternate (minifluid, torch, minifluid, ...) so machine noise hits
+both alike. Nothing may spin between the steps: OpenBLAS workers left spinning after a minifluid step once
+made PyTorch's LeNet step 2x slower (README, conv nets).
   * lenet:    [1, 28, 28] -> conv 5x5x20 relu -> max pool 2 -> conv 5x5x50 relu -> max pool 2 -> fc 10
   * resnet20: [3, 32, 32] -> conv 3x3x16 BN relu -> 3 stages x 3 basic blocks (16/32/64 channels, two
               3x3 conv + BN each, 1x1 conv + BN projection where the shape changes) -> global avg pool

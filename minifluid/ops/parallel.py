@@ -158,9 +158,10 @@ ELEMENTWISE_MIN_BYTES = 4 << 20  # smaller tensors run whole: a block's overhead
 
 
 def _flat(a):
-    """A 1-D view of ``a`` in its memory order, or None when ``a`` is not one dense run of memory."""
-    flat = a.ravel(order="K")
-    return flat if flat.base is not None and np.may_share_memory(flat, a) else None
+    """A 1-D view of ``a`` in its memory order, or None when ``a`` is not one dense run of memory
+    (never a copy: its axes sorted by stride must be C-contiguous)."""
+    in_memory_order = a.transpose(np.argsort([-s for s in a.strides], kind="stable"))
+    return in_memory_order.reshape(-1) if in_memory_order.flags.c_contiguous else None
 
 
 def elementwise(fn, *arrays):
