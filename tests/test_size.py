@@ -42,6 +42,8 @@ over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_dec
 cos_sim 30, their layers 186) when the package was at 18,061 with them.
 group_norm and instance_norm (ops/group_norm.py with their layers) raise it by 132, what they came to, to
 19,032 when the package was at 18,746.
+pixel_shuffle, space_to_depth, shuffle_channel, maxout, affine_channel (ops/rearrange.py), crop, crop_tensor,
+pad_constant_like (ops/crop.py) and their layers (layers/vision.py) raise it by 331, what they came to, to 19,363.
 """
 import ast
 import io
@@ -52,7 +54,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_032
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_363
 
 
 def code_lines(path):

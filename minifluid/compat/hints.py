@@ -76,8 +76,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate affine_grid grid_sampler
-            pixel_shuffle space_to_depth shuffle_channel temporal_shift random_crop
-            unfold affine_channel crop crop_tensor similarity_focus fsp_matrix""",
+            temporal_shift random_crop unfold similarity_focus fsp_matrix""",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
@@ -99,7 +98,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "instance_norm local_response_norm",
         "paddle.static": "WeightNormParamAttr"},
     "activations": {
-        "paddle.fluid.layers": "mish maxout",
+        "paddle.fluid.layers": "mish",
         "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
@@ -118,7 +117,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": """gather_nd scatter_nd scatter_nd_add strided_slice expand_as pad_constant_like flip
+        "paddle.fluid.layers": """gather_nd scatter_nd scatter_nd_add strided_slice expand_as flip
             roll reverse rank size unique unique_with_counts index_select
             index_sample where nonzero shard_index hash merge_selected_rows
             get_tensor_from_selected_rows tril triu""",

@@ -103,3 +103,107 @@ def test_norm_layer_errors_are_fluids():
             L.instance_norm(x, bias_attr=False)
         with pytest.raises(ValueError, match=r"the dimension of input X must be between 2 and 5.*\[-1, 2, 2, 2, 2, 2\]"):
             L.instance_norm(fluid.data("big", [None, 2, 2, 2, 2, 2]))
+
+
+def test_rearranging_layers_take_fluids_signatures():
+    e = inspect.Parameter.empty
+    assert _signature(L.pixel_shuffle) == [("x", e), ("upscale_factor", e)]
+    assert _signature(L.space_to_depth) == [("x", e), ("blocksize", e), ("name", None)]
+    assert _signature(L.shuffle_channel) == [("x", e), ("group", e), ("name", None)]
+    assert _signature(L.maxout) == [("x", e), ("groups", e), ("name", None), ("axis", 1)]
+    assert _signature(L.affine_channel) == [("x", e), ("scale", None), ("bias", None), ("data_layout", "NCHW"),
+                                            ("name", None), ("act", None)]
+    assert _signature(L.pad_constant_like) == [("x", e), ("y", e), ("pad_value", 0.0), ("name", None)]
+    assert _signature(L.crop) == _signature(L.crop_tensor) == [("x", e), ("shape", None), ("offsets", None),
+                                                               ("name", None)]
+
+
+def test_rearranging_layers_shapes_and_values():
+    x = rng.randn(2, 8, 4, 6).astype("float32")
+
+    def build():
+        v = fluid.data("x", [None, 8, 4, 6])
+        outs = [L.pixel_shuffle(v, 2), L.space_to_depth(v, 2), L.shuffle_channel(v, 4), L.maxout(v, 2),
+                L.maxout(v, 3, axis=-1)]
+        assert [list(o.shape) for o in outs] == [[-1, 2, 8, 12], [-1, 32, 2, 3], [-1, 8, 4, 6], [-1, 4, 4, 6],
+                                                 [-1, 8, 4, 2]]
+        return outs
+    _, (ps, s2d, sc, mo, mo_last) = build_and_run(build, {"x": x})
+    np.testing.assert_array_equal(ps, x.reshape(2, 2, 2, 2, 4, 6).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 8, 12))
+    assert sorted(s2d.ravel()) == sorted(x.ravel())  # a permutation (its order: tests/ops/vision_cases.py)
+    np.testing.assert_array_equal(sc[:, 1], x[:, 2])  # channel 2 = group 1's first goes to position 1
+    np.testing.assert_array_equal(mo, x.reshape(2, 4, 2, 4, 6).max(2))
+    np.testing.assert_array_equal(mo_last, x.reshape(2, 8, 4, 2, 3).max(4))
+
+
+def test_affine_channel_trains_its_scale_and_bias_variables():
+    x = rng.randn(8, 3, 2, 2).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.data("x", [None, 3, 2, 2])
+        helper = L.LayerHelper("affine")
+        scale = helper.create_parameter(fluid.ParamAttr(name="ac_scale", initializer=fluid.initializer.Constant(1.0)),
+                                        [3], "float32")
+        bias = helper.create_parameter(fluid.ParamAttr(name="ac_bias"), [3], "float32", is_bias=True)
+        y = L.affine_channel(v, scale, bias, act="relu")
+        only_bias = L.affine_channel(v, bias=bias)
+        loss = L.mean(L.square(y - 2.0))
+        fluid.optimizer.SGD(0.3).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    first, shifted = exe.run(main, feed={"x": x}, fetch_list=[loss, only_bias])
+    np.testing.assert_allclose(shifted, x, rtol=1e-6)  # the bias starts at zero
+    later = [float(exe.run(main, feed={"x": x}, fetch_list=[loss])[0]) for _ in range(30)]
+    assert later[-1] < float(first) * 0.5
+
+
+def test_pad_constant_like_and_crops():
+    x = rng.randn(3, 4, 5).astype("float32")
+
+    def build():
+        big = fluid.data("big", [None, 4, 5])
+        small = fluid.data("small", [None, 2, 3])
+        offs = L.fill_constant([3], "int32", 1)
+        corner = L.fill_constant([1], "int32", 2)
+        return [L.pad_constant_like(big, small, pad_value=-1.0), L.crop(big, shape=small, offsets=[0, 1, 2]),
+                L.crop(big, shape=[2, 2, 2], offsets=offs), L.crop_tensor(big, shape=[2, -1, 3], offsets=[1, 0, 2]),
+                L.crop_tensor(big, shape=[-1, 2, corner], offsets=[0, corner, 1])]
+    small = rng.randn(3, 2, 3).astype("float32")
+    _, (padded, like, by_tensor, ct, mixed) = build_and_run(build, {"big": x, "small": small})
+    expected = np.full((3, 4, 5), -1.0, "float32")
+    expected[:, :2, :3] = small
+    np.testing.assert_array_equal(padded, expected)
+    np.testing.assert_array_equal(like, x[:, 1:3, 2:5])
+    np.testing.assert_array_equal(by_tensor, x[1:3, 1:3, 1:3])
+    np.testing.assert_array_equal(ct, x[1:3, 0:4, 2:5])
+    np.testing.assert_array_equal(mixed, x[:, 2:4, 1:3])
+
+
+def test_rearranging_layer_errors_are_fluids():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 6, 4, 4])
+        with pytest.raises(TypeError, match="upscale factor must be int type"):
+            L.pixel_shuffle(x, 2.0)
+        with pytest.raises(ValueError, match=r"The square of upscale_factor\[2\] should divide the number of channel"):
+            L.pixel_shuffle(x, 2)
+        with pytest.raises(ValueError, match="blocksize must be a python Int"):
+            L.space_to_depth(x, "2")
+        with pytest.raises(ValueError, match=r"input channel \(6\) should be divisible by the square of"):
+            L.space_to_depth(x, 2)
+        with pytest.raises(TypeError, match="group must be int type"):
+            L.shuffle_channel(x, None)
+        with pytest.raises(ValueError, match=r"Attr\(axis\) should be 1 when data format is NCHW.*Received Attr"):
+            L.maxout(x, 2, axis=2)
+        with pytest.raises(ValueError, match=r"Attr\(groups\) of Op\(maxout\) must be positive and divide the "
+                                             r"channels \(6\), but received 4"):
+            L.maxout(x, 4)
+        with pytest.raises(TypeError, match=r"The type of 'scale' in affine_channel must be"):
+            L.affine_channel(x, scale=[1.0] * 6)
+        with pytest.raises(ValueError, match=r"The size of X\[1\]\(6\) should be greater than or equal to the size"):
+            L.pad_constant_like(x, fluid.data("y", [None, 7, 4, 4]))
+        with pytest.raises(ValueError, match=r"should not be zero, but received: 0"):
+            L.crop_tensor(x, shape=[1, 0, 2, 2])
+        with pytest.raises(ValueError, match=r"should be greater or equal to zero, but received: -1"):
+            L.crop_tensor(x, shape=[1, 2, 2, 2], offsets=[0, -1, 0, 0])
+        with pytest.raises(ValueError, match=r"The number of elements \(3\) of attribute 'shape' for CropTensor"):
+            L.crop_tensor(x, shape=[1, 2, 2])
