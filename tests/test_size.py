@@ -44,6 +44,8 @@ group_norm and instance_norm (ops/group_norm.py with their layers) raise it by 1
 19,032 when the package was at 18,746.
 pixel_shuffle, space_to_depth, shuffle_channel, maxout, affine_channel (ops/rearrange.py), crop, crop_tensor,
 pad_constant_like (ops/crop.py) and their layers (layers/vision.py) raise it by 331, what they came to, to 19,363.
+row_conv, add_position_encoding, sequence_scatter and im2sequence (ops/sequence_window.py with their layers)
+raise it by 194, what they came to, to 19,557.
 """
 import ast
 import io
@@ -54,7 +56,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_363
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_557
 
 
 def code_lines(path):

@@ -50,8 +50,6 @@ NOT_SUPPORTED_YET = {
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
         "paddle": "equal_all allclose isfinite isinf isnan"},
-    "sequence (LoD) ops": {
-        "paddle.fluid.layers": "sequence_scatter im2sequence row_conv add_position_encoding"},
     "recurrent layers": {
         "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",

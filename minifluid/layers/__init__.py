@@ -12,6 +12,7 @@ from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .sequence_label import *  # noqa: F401,F403
+from .sequence_window import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .helper import LayerHelper
 from .io import double_buffer, read_file
@@ -31,7 +32,7 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "adaptive_pool2d", "affine_channel",
+    "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "add_position_encoding", "adaptive_pool2d", "affine_channel",
     "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
     "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim", "crop", "crop_tensor",
@@ -41,13 +42,13 @@ __all__ = [
     "elu", "embedding", "equal", "exp", "expand", "exponential_decay", "fc", "fill_constant",
     "fill_constant_batch_size_like", "flatten", "floor", "gather", "gaussian_random", "gelu", "get_places",
     "greater_equal", "greater_than", "group_norm", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss",
-    "image_resize", "increment", "instance_norm", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm",
+    "im2sequence", "image_resize", "increment", "instance_norm", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm",
     "leaky_relu", "less_equal", "less_than", "linear_chain_crf", "lod_rank_table", "lod_tensor_to_array", "log",
     "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "lrn",
     "lstm_unit", "matmul", "maxout", "max_sequence_len", "mean", "mean_iou", "natural_exp_decay", "not_equal", "one_hot",
     "ones", "pad", "pad2d", "pad_constant_like", "piecewise_decay", "pixel_shuffle", "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape",
-    "resize_bilinear", "resize_nearest", "round", "rsqrt", "scale", "scatter", "selu", "shape", "shrink_memory", "shuffle_channel",
+    "resize_bilinear", "resize_nearest", "round", "row_conv", "rsqrt", "scale", "scatter", "selu", "sequence_scatter", "shape", "shrink_memory", "shuffle_channel",
     "sigmoid", "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu", "softmax",
     "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "space_to_depth", "split", "sqrt", "square",
     "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "switch_case", "tanh", "tanh_shrink",
