@@ -87,7 +87,7 @@ def _add_position_encoding_forward(ctx, attrs, x):
     return out.astype(x.dtype, copy=False).reshape(x.shape)
 
 
-@register_grad("add_position_encoding", reads=())
+@register_grad("add_position_encoding")
 def _add_position_encoding_backward(ctx, attrs, ins, outs, douts, need):
     return (douts[0] * douts[0].dtype.type(attrs["alpha"]),)
 
