@@ -60,7 +60,7 @@ def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None, data_format="NCHW")
 
 def _channel_params(helper, channels, dtype, scale, bias):
     """[Scale, Bias] of shape [channels] (ones and zeros); a flag that is off leaves that one out."""
-    if channels < 0:
+    if channels < 0 and (scale or bias):
         raise ValueError(f"{helper.layer_type}: the channel dimension of the input must be known, got {channels}")
     return [helper.create_parameter(attr=helper.param_attr, shape=[channels], dtype=dtype,
                                     default_initializer=Constant(1.0)) if scale else None,

@@ -99,6 +99,10 @@ def test_norm_layer_errors_are_fluids():
             L.group_norm(x, 0)
         with pytest.raises(TypeError, match="The data type of 'input' in group_norm must be"):
             L.group_norm(fluid.data("i", [None, 4], "int64"), 2)
+        unknown = fluid.data("u", [None, -1, 4, 4])
+        assert list(L.group_norm(unknown, 2).shape) == [-1, -1, 4, 4]  # no parameters: channels may be unknown
+        with pytest.raises(ValueError, match="group_norm: the channel dimension of the input must be known, got -1"):
+            L.group_norm(unknown, 2, param_attr="s")
         with pytest.raises(AssertionError, match="bias_attr should not be False in instance_norm."):
             L.instance_norm(x, bias_attr=False)
         with pytest.raises(ValueError, match=r"the dimension of input X must be between 2 and 5.*\[-1, 2, 2, 2, 2, 2\]"):
