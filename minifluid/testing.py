@@ -89,6 +89,9 @@ def _build_program(spec, attrs, inputs, produced, batch_unknown=False, lods=None
     return prog, feed, outs
 
 
+VALUE_SIZED = ("range", "where_index")  # ops whose output size depends on their inputs' values
+
+
 def _check_inferred(op_type, block, out_names, results, batch_unknown):
     for name, value in zip(out_names, results):
         var = block.var(name)
@@ -134,8 +137,10 @@ def _forward(spec, attrs, inputs, produced, reference, atol, rtol, lods=None, ou
             expected = {n: lod for slot, lod in (output_lods or {}).items() for n in outs[slot][:1]}
             _check_lods(spec.type, names, results, expected)
             results = [np.asarray(r) for r in results]
-        # a context (LoD) op's output rows follow the LoD: unknown (-1) while building, as in fluid
-        _check_inferred(spec.type, prog.global_block(), names, results, batch_unknown or spec.context)
+        # a context (LoD) op's output rows follow the LoD, and a VALUE_SIZED op's the input values: unknown (-1)
+        # while building, as in fluid
+        _check_inferred(spec.type, prog.global_block(), names, results,
+                        batch_unknown or spec.context or spec.type in VALUE_SIZED)
     it = iter(results)
     for slot, value in produced.items():
         got = [next(it) for _ in _listify(value, slot in spec.duplicable)]

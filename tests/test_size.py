@@ -40,12 +40,18 @@ and fluid.average.
 Issue 16's recurrent units and CRF raise it by 900 to 18,900: they came to 922 code lines (lstm, lstmp and gru
 over time-major batches 373, gru_unit / lstm_unit 93, linear_chain_crf / crf_decoding / chunk_eval 240,
 cos_sim 30, their layers 186) when the package was at 18,061 with them.
-group_norm and instance_norm (ops/group_norm.py with their layers) raise it by 132, what they came to, to
-19,032 when the package was at 18,746.
+fluid 1.8's remaining learning-rate schedules (noam_decay, polynomial_decay, cosine_decay, linear_lr_warmup)
+raise it by 42, what they came to, when the package was at 18,746.
+fluid 1.8's everyday tensor layers (sum, mul, ones_like / zeros_like, create_parameter, range / arange, eye, diag,
+size, rank, reduce_prod / reduce_all / reduce_any, where, reverse, sign, log1p, expand_as, gather_nd,
+scatter_nd_add, elementwise_floordiv / elementwise_mod, cumsum) raise it by 372, what they came to (ops about 200 in
+ops/nd_index.py, ops/creation.py and three rows of existing families; layers about 170), when the package was at 18,788.
+group_norm and instance_norm (ops/group_norm.py with their layers) raise it by 132, what they came to, when
+the package was at 18,746.
 pixel_shuffle, space_to_depth, shuffle_channel, maxout, affine_channel (ops/rearrange.py), crop, crop_tensor,
-pad_constant_like (ops/crop.py) and their layers (layers/vision.py) raise it by 331, what they came to, to 19,363.
+pad_constant_like (ops/crop.py) and their layers (layers/vision.py) raise it by 331, what they came to.
 row_conv, add_position_encoding, sequence_scatter and im2sequence (ops/sequence_window.py with their layers)
-raise it by 194, what they came to, to 19,557.
+raise it by 194, what they came to: with the two lines above +657, to 19,971 with main's 19,314.
 """
 import ast
 import io
@@ -56,7 +62,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_557
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_971
 
 
 def code_lines(path):

@@ -23,9 +23,7 @@ REPLACEMENTS = {
     "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.static.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
-    "paddle.fluid.layers.sum": "fluid.layers.sums(input)",
     "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
-    "paddle.fluid.layers.mul": "fluid.layers.matmul(x, y) for 2-D x and y (or fluid.layers.fc)",
     "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.dygraph.Sequential": "paddle.nn.Sequential(*layers)",
@@ -105,9 +103,8 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "AlphaDropout Dropout3D",
         "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": """log1p asin acos sign erf elementwise_mod elementwise_floordiv clamp cumsum logsumexp
-            reduce_prod reduce_all reduce_any kron cross dot dist addmm addcmul bmm t
-            trace meshgrid diag_embed bilinear_tensor_product multiplex""",
+        "paddle.fluid.layers": """asin acos erf clamp logsumexp kron cross dot dist addmm addcmul bmm t trace
+            meshgrid diag_embed bilinear_tensor_product multiplex""",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var
@@ -115,18 +112,16 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": """gather_nd scatter_nd scatter_nd_add strided_slice expand_as flip
-            roll reverse rank size unique unique_with_counts index_select
-            index_sample where nonzero shard_index hash merge_selected_rows
-            get_tensor_from_selected_rows tril triu""",
+        "paddle.fluid.layers": """scatter_nd strided_slice flip roll unique unique_with_counts
+            index_select index_sample nonzero shard_index hash merge_selected_rows get_tensor_from_selected_rows
+            tril triu""",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
             is_tensor"""},
     "tensor creation and random numbers": {
-        "paddle.fluid.layers": """zeros_like ones_like full full_like eye diag range arange linspace create_parameter
-            uniform_random_batch_size_like gaussian_random_batch_size_like randint
-            randn randperm sampling_id""",
+        "paddle.fluid.layers": """full full_like linspace uniform_random_batch_size_like
+            gaussian_random_batch_size_like randint randn randperm sampling_id""",
         "paddle": """create_parameter diag empty empty_like bernoulli multinomial randperm standard_normal
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},
@@ -144,7 +139,6 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "learning-rate schedules": {
-        "paddle.fluid.layers": "polynomial_decay noam_decay cosine_decay linear_lr_warmup",
         "paddle.fluid.dygraph": """NoamDecay PiecewiseDecay NaturalExpDecay ExponentialDecay InverseTimeDecay
             PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
             learning_rate_scheduler"""},

@@ -3,6 +3,8 @@ from . import device
 from .device import get_places
 from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
+from .creation import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .branching import *  # noqa: F401,F403
 from .dynamic_rnn import *  # noqa: F401,F403
@@ -20,40 +22,44 @@ from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
 from .sequence import *  # noqa: F401,F403
 from .sequence import __all__ as _sequence_all
-from .learning_rate_scheduler import (autoincreased_step_counter, exponential_decay, inverse_time_decay,
-                                      natural_exp_decay, piecewise_decay)
+from .learning_rate_scheduler import (autoincreased_step_counter, cosine_decay, exponential_decay,
+                                      inverse_time_decay, linear_lr_warmup, natural_exp_decay, noam_decay,
+                                      piecewise_decay, polynomial_decay)
 from .math_op_patch import monkey_patch_variable
-from .math import (elementwise_add, elementwise_div, elementwise_max, elementwise_min, elementwise_mul,
-                   elementwise_pow, elementwise_sub, matmul, mean, reduce_max, reduce_mean, reduce_min, reduce_sum,
-                   scale)
+from .math import *  # noqa: F401,F403
 from .nn import (accuracy, adaptive_pool2d, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid,
                  softmax, square, tanh)
 from .tensor import (Print, assign, cast, concat, create_global_var, create_tensor, fill_constant, flatten, ones,
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
 __all__ = [
-    "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy", "add_position_encoding", "adaptive_pool2d", "affine_channel",
-    "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
+    "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy",
+    "adaptive_pool2d", "add_position_encoding", "affine_channel", "arange", "argmax", "argmin", "argsort",
+    "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
-    "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim", "crop", "crop_tensor",
-    "create_array", "create_global_var", "create_py_reader_by_data", "create_tensor", "crf_decoding", "cross_entropy",
-    "data", "double_buffer", "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add",
-    "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul", "elementwise_pow", "elementwise_sub",
-    "elu", "embedding", "equal", "exp", "expand", "exponential_decay", "fc", "fill_constant",
-    "fill_constant_batch_size_like", "flatten", "floor", "gather", "gaussian_random", "gelu", "get_places",
-    "greater_equal", "greater_than", "group_norm", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss",
-    "im2sequence", "image_resize", "increment", "instance_norm", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm",
-    "leaky_relu", "less_equal", "less_than", "linear_chain_crf", "lod_rank_table", "lod_tensor_to_array", "log",
-    "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "lrn",
-    "lstm_unit", "matmul", "maxout", "max_sequence_len", "mean", "mean_iou", "natural_exp_decay", "not_equal", "one_hot",
-    "ones", "pad", "pad2d", "pad_constant_like", "piecewise_decay", "pixel_shuffle", "pool2d", "pow", "prelu", "py_reader", "read_file", "reciprocal",
-    "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape",
-    "resize_bilinear", "resize_nearest", "round", "row_conv", "rsqrt", "scale", "scatter", "selu", "sequence_scatter", "shape", "shrink_memory", "shuffle_channel",
-    "sigmoid", "sigmoid_cross_entropy_with_logits", "sin", "slice", "smooth_l1", "soft_relu", "softmax",
-    "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "space_to_depth", "split", "sqrt", "square",
-    "square_error_cost", "squeeze", "stack", "stanh", "sums", "swish", "switch_case", "tanh", "tanh_shrink",
-    "tensor_array_to_tensor", "thresholded_relu", "topk", "transpose", "uniform_random", "unsqueeze", "unstack",
-    "while_loop", "zeros",
+    "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim",
+    "cosine_decay", "create_array", "create_global_var", "create_parameter", "create_py_reader_by_data",
+    "create_tensor", "crf_decoding", "crop", "crop_tensor", "cross_entropy", "cumsum", "data", "diag",
+    "double_buffer", "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add", "elementwise_div",
+    "elementwise_floordiv", "elementwise_max", "elementwise_min", "elementwise_mod", "elementwise_mul",
+    "elementwise_pow", "elementwise_sub", "elu", "embedding", "equal", "exp", "expand", "expand_as",
+    "exponential_decay", "eye", "fc", "fill_constant", "fill_constant_batch_size_like", "flatten", "floor", "gather",
+    "gather_nd", "gaussian_random", "gelu", "get_places", "greater_equal", "greater_than", "group_norm", "gru_unit",
+    "hard_shrink", "hard_sigmoid", "hard_swish", "huber_loss", "im2sequence", "image_resize", "increment",
+    "instance_norm", "inverse_time_decay", "is_empty", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu",
+    "less_equal", "less_than", "linear_chain_crf", "linear_lr_warmup", "lod_rank_table", "lod_tensor_to_array", "log",
+    "log1p", "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid",
+    "lrn", "lstm_unit", "matmul", "max_sequence_len", "maxout", "mean", "mean_iou", "mul", "natural_exp_decay",
+    "noam_decay", "not_equal", "one_hot", "ones", "ones_like", "pad", "pad2d", "pad_constant_like", "piecewise_decay",
+    "pixel_shuffle", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader", "range", "rank", "read_file",
+    "reciprocal", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
+    "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape", "resize_bilinear", "resize_nearest", "reverse", "round",
+    "row_conv", "rsqrt", "scale", "scatter", "scatter_nd_add", "selu", "sequence_scatter", "shape", "shrink_memory",
+    "shuffle_channel", "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "sin", "size", "slice", "smooth_l1",
+    "soft_relu", "softmax", "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "space_to_depth",
+    "split", "sqrt", "square", "square_error_cost", "squeeze", "stack", "stanh", "sum", "sums", "swish",
+    "switch_case", "tanh", "tanh_shrink", "tensor_array_to_tensor", "thresholded_relu", "topk", "transpose",
+    "uniform_random", "unsqueeze", "unstack", "where", "while_loop", "zeros", "zeros_like",
 ]
 
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py

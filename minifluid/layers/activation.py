@@ -5,12 +5,15 @@ so ``inspect.signature(fluid.layers.leaky_relu)`` reads ``(x, alpha=0.02, name=N
 """
 import inspect
 
+import numpy as np
+
 from ..framework.variable import Variable
 from .helper import LayerHelper
+from .tensor import assign
 
 __all__ = ["abs", "atan", "brelu", "ceil", "cos", "elu", "exp", "floor", "gelu", "hard_shrink", "hard_sigmoid",
-           "hard_swish", "leaky_relu", "log", "log_softmax", "logsigmoid", "pow", "prelu", "reciprocal",
-           "relu6", "round", "rsqrt", "selu", "sin", "soft_relu", "softplus", "softshrink", "softsign", "sqrt",
+           "hard_swish", "leaky_relu", "log", "log1p", "log_softmax", "logsigmoid", "pow", "prelu", "reciprocal",
+           "relu6", "round", "rsqrt", "selu", "sign", "sin", "soft_relu", "softplus", "softshrink", "softsign", "sqrt",
            "stanh", "swish", "tanh_shrink", "thresholded_relu"]
 
 _FLOAT = ("float16", "float32", "float64")
@@ -118,3 +121,22 @@ def prelu(x, mode, param_attr=None, name=None):
     helper.append_op(type="prelu", inputs={"X": [x], "Alpha": [alpha]}, outputs={"Out": [out]},
                      attrs={"mode": mode})
     return out
+
+
+def log1p(x, out=None, name=None):
+    """``log(1 + x)`` elementwise, accurate for small ``x`` (written into ``out`` when given)."""
+    check_variable_and_dtype(x, "x", ("float32", "float64"), "log1p")
+    if out is None:
+        return _append("log1p", x, {}, name)
+    LayerHelper("log1p", x=x).append_op(type="log1p", inputs={"X": [x]}, outputs={"Out": [out]})
+    return out
+
+
+def sign(x):
+    """-1, 0 or 1 by the sign of each element of ``x`` (a Variable or a numpy array)."""
+    if not isinstance(x, (Variable, np.ndarray)):
+        raise TypeError(f"The type of 'x' in sign must be (Variable, numpy.ndarray), but received {type(x).__name__}. ")
+    if isinstance(x, np.ndarray):
+        x = assign(x)
+    check_variable_and_dtype(x, "x", _FLOAT, "sign")
+    return _append("sign", x, {})

@@ -8,21 +8,28 @@ sets to ``begin - 1``, so every ``exe.run`` of the program counts one step (the 
 ``op_role = LRSched``: data-parallel runs do them once per step (with the optimizer), and
 ``clone(for_test=True)`` drops them, so evaluating does not advance the counter. ``piecewise_decay`` adds up
 steps instead of fluid's ``Switch`` blocks: ``values[0] + sum((values[i+1] - values[i]) *
-[step >= boundaries[i]])``, the same numbers for the counter's whole-number steps.
+[step >= boundaries[i]])``, the same numbers for the counter's whole-number steps; ``linear_lr_warmup`` and
+``polynomial_decay(cycle=True)`` likewise replace fluid's ``Switch`` by the same 0/1 step masks.
+All schedules share fluid's one ``@LR_DECAY_COUNTER@``: ``noam_decay`` asks for it to begin at 1 (its
+first run sees step 1), the others at 0; whichever schedule makes the counter first sets its start.
 """
 import functools
+import math
+import numbers
 
 from ..framework.program import default_main_program
+from ..framework.variable import Variable
 from ..initializer import Constant
 from ..ops.registry import OpRole
 from .helper import LayerHelper
+from .math import elementwise_max, elementwise_min
 from .nn import _unary_layer
 from .tensor import cast
 
-_floor, _exp, _sign = (_unary_layer(t) for t in ("floor", "exp", "sign"))
+_floor, _ceil, _exp, _cos, _sign = (_unary_layer(t) for t in ("floor", "ceil", "exp", "cos", "sign"))
 
-__all__ = ["autoincreased_step_counter", "exponential_decay", "inverse_time_decay", "natural_exp_decay",
-           "piecewise_decay"]
+__all__ = ["autoincreased_step_counter", "cosine_decay", "exponential_decay", "inverse_time_decay",
+           "linear_lr_warmup", "natural_exp_decay", "noam_decay", "piecewise_decay", "polynomial_decay"]
 
 _LR_COUNTER = "@LR_DECAY_COUNTER@"
 
@@ -56,9 +63,22 @@ def autoincreased_step_counter(counter_name=None, begin=1, step=1):
     return counter
 
 
-def _decay_step():
-    """The schedules' step as float32: 0 at the first run."""
-    return cast(autoincreased_step_counter(counter_name=_LR_COUNTER, begin=0), "float32")
+def _decay_step(begin=0, dtype="float32"):
+    """The schedules' step as ``dtype``: ``begin`` at the first run (unless another schedule made the counter)."""
+    return cast(autoincreased_step_counter(counter_name=_LR_COUNTER, begin=begin), dtype)
+
+
+def _check_rate(value, name, api):
+    """``value`` must be a number or a Variable (the learning rate a schedule starts from)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Variable)):
+        raise TypeError(f"The type of '{name}' in {api} must be (float, Variable), but received "
+                        f"{type(value).__name__}")
+    return value
+
+
+def _reached(step, boundary):
+    """1.0 from the step ``boundary`` on, else 0.0: steps are whole numbers, so compare with boundary - 0.5."""
+    return (_sign(step - (float(boundary) - 0.5)) + 1.0) * 0.5
 
 
 def _progress(decay_steps, staircase):
@@ -95,7 +115,49 @@ def piecewise_decay(boundaries, values):
     step = _decay_step()
     lr = step * 0.0 + float(values[0])
     for boundary, before, after in zip(boundaries, values, values[1:]):
-        # 1 from the step ``boundary`` on, else 0: steps are whole numbers, so compare with boundary - 0.5
-        reached = (_sign(step - (float(boundary) - 0.5)) + 1.0) * 0.5
-        lr = lr + reached * (float(after) - float(before))
+        lr = lr + _reached(step, boundary) * (float(after) - float(before))
     return lr
+
+
+@_schedule
+def noam_decay(d_model, warmup_steps, learning_rate=1.0):
+    """``learning_rate * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)``, the step
+    counting from 1 (the Transformer's warm-up then inverse-square-root decay)."""
+    _check_rate(learning_rate, "learning_rate", "noam_decay")
+    step = _decay_step(begin=1)
+    lr = elementwise_min(step ** -0.5, step * float(warmup_steps) ** -1.5) * float(d_model) ** -0.5
+    return lr * learning_rate
+
+
+@_schedule
+def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
+    """``(learning_rate - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate``, the
+    step held at ``decay_steps`` from then on; with ``cycle``, ``decay_steps`` grows instead to the first
+    multiple of itself at or past the step (``decay_steps * max(ceil(step / decay_steps), 1)``)."""
+    _check_rate(learning_rate, "learning_rate", "polynomial_decay")
+    step = _decay_step()
+    if cycle:
+        cycles = elementwise_max(_ceil(step / float(decay_steps)), step * 0.0 + 1.0)
+        fraction = step / (cycles * float(decay_steps))
+    else:
+        fraction = elementwise_min(step, step * 0.0 + float(decay_steps)) / float(decay_steps)
+    return (1.0 - fraction) ** float(power) * (learning_rate - float(end_learning_rate)) + float(end_learning_rate)
+
+
+@_schedule
+def cosine_decay(learning_rate, step_each_epoch, epochs):
+    """``learning_rate * 0.5 * (cos(epoch * pi / epochs) + 1)`` with ``epoch = floor(step / step_each_epoch)``."""
+    _check_rate(learning_rate, "learning_rate", "cosine_decay")
+    epoch = _floor(_decay_step() / float(step_each_epoch))
+    return (_cos(epoch * (math.pi / float(epochs))) + 1.0) * 0.5 * learning_rate
+
+
+@_schedule
+def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
+    """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while ``step < warmup_steps``, then
+    ``learning_rate`` (a number or a schedule's Variable, whose dtype the result takes)."""
+    _check_rate(learning_rate, "learning_rate", "linear_lr_warmup")
+    step = _decay_step(dtype=learning_rate.dtype if isinstance(learning_rate, Variable) else "float32")
+    done = _reached(step, warmup_steps)
+    warm = step * ((float(end_lr) - float(start_lr)) / float(warmup_steps)) + float(start_lr)
+    return (1.0 - done) * warm + done * learning_rate

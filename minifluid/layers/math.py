@@ -1,9 +1,12 @@
-"""Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul."""
+"""Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul, mul, sum."""
+from ..framework.variable import Variable
+from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 
-__all__ = ["elementwise_add", "elementwise_div", "elementwise_max", "elementwise_min", "elementwise_mul",
-           "elementwise_pow", "elementwise_sub", "matmul", "mean", "reduce_max", "reduce_mean", "reduce_min",
-           "reduce_sum", "scale"]
+__all__ = ["elementwise_add", "elementwise_div", "elementwise_floordiv", "elementwise_max", "elementwise_min",
+           "elementwise_mod", "elementwise_mul", "elementwise_pow", "elementwise_sub", "matmul", "mean", "mul",
+           "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
+           "scale", "sum"]
 
 
 def _elementwise_layer(op_type):
@@ -19,7 +22,9 @@ def _elementwise_layer(op_type):
 
 
 (elementwise_add, elementwise_sub, elementwise_mul, elementwise_div, elementwise_max, elementwise_min,
- elementwise_pow) = (_elementwise_layer("elementwise_" + k) for k in ("add", "sub", "mul", "div", "max", "min", "pow"))
+ elementwise_pow, elementwise_floordiv, elementwise_mod) = (
+    _elementwise_layer("elementwise_" + k) for k in ("add", "sub", "mul", "div", "max", "min", "pow", "floordiv",
+                                                     "mod"))
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
@@ -39,8 +44,10 @@ def mean(x, name=None):
     return out
 
 
-def _reduce_layer(op_type):
+def _reduce_layer(op_type, dtypes=None):
     def layer(input, dim=None, keep_dim=False, name=None):
+        if dtypes:
+            check_variable_and_dtype(input, "input", dtypes, op_type)
         helper = LayerHelper(op_type, input=input, name=name)
         out = helper.create_variable_for_type_inference(input.dtype)
         if dim is not None and not isinstance(dim, (list, tuple)):
@@ -55,7 +62,9 @@ def _reduce_layer(op_type):
     return layer
 
 
-reduce_sum, reduce_mean, reduce_max, reduce_min = (_reduce_layer("reduce_" + k) for k in ("sum", "mean", "max", "min"))
+reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = (
+    _reduce_layer("reduce_" + k) for k in ("sum", "mean", "max", "min", "prod"))
+reduce_all, reduce_any = _reduce_layer("reduce_all", ("bool",)), _reduce_layer("reduce_any", ("bool",))
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
@@ -64,4 +73,29 @@ def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="matmul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
                      attrs={"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
+    return out
+
+
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
+    """``x`` flattened to a matrix at ``x_num_col_dims`` times ``y`` flattened at ``y_num_col_dims``; the result
+    has shape ``x.shape[:x_num_col_dims] + y.shape[y_num_col_dims:]``."""
+    check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), "mul")
+    check_variable_and_dtype(y, "y", ("float16", "float32", "float64"), "mul")
+    helper = LayerHelper("mul", x=x, y=y, name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="mul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
+                     attrs={"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
+    return out
+
+
+def sum(x):
+    """Elementwise sum of a Variable or a list of same-shaped Variables (one ``sum`` op)."""
+    if not isinstance(x, (Variable, tuple, list)):
+        raise TypeError(f"The type of 'x' in sum must be (Variable, tuple, list), but received {type(x).__name__}. ")
+    xs = list(x) if isinstance(x, (tuple, list)) else [x]
+    for item in xs:
+        check_variable_and_dtype(item, "x", ("float32", "float64", "int32", "int64"), "sum")
+    helper = LayerHelper("sum", x=xs)
+    out = helper.create_variable_for_type_inference(helper.input_dtype("x"))
+    helper.append_op(type="sum", inputs={"X": xs}, outputs={"Out": [out]}, attrs={"use_mkldnn": False})
     return out

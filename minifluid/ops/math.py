@@ -118,6 +118,26 @@ _register_elementwise("elementwise_pow", lambda x, y: x ** y, lambda x, y, d: d 
                       lambda x, y, d: d * x ** y * array_module(x).log(x))
 
 
+
+def _register_division(name, ints, floats=None):
+    """elementwise_floordiv / elementwise_mod: the results of fluid's C++ kernels, no gradient (as in fluid)."""
+    def kernel(attrs, x, y):
+        xp, yv = array_module(x), _y_view(x, y, attrs["axis"])
+        if x.dtype.kind in "iu" and not yv.all():
+            raise ZeroDivisionError(f"{name}: Y holds a zero divisor")
+        if x.dtype.kind in "iu":
+            return ints(xp, x, yv).astype(x.dtype, copy=False)
+        if floats is None or x.dtype.kind != "f":
+            raise TypeError(f"{name}: X must be int32 or int64{' or float' if floats else ''}, got {x.dtype}")
+        return floats(xp, x, yv).astype(x.dtype, copy=False)
+    register_op(name, inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1, "use_mkldnn": False},
+                infer_shape=_broadcast_infer, share_lod={"Out": "X"}, no_gradient=True)(kernel)
+
+
+# integer division truncates toward zero (C's /), the remainder takes the dividend's sign (C's %); a float
+# remainder takes the divisor's sign (fmod(y + fmod(x, y), y))
+_register_division("elementwise_floordiv", lambda xp, x, y: x // y + ((x % y != 0) & ((x < 0) != (y < 0))))
+_register_division("elementwise_mod", lambda xp, x, y: xp.fmod(x, y), lambda xp, x, y: xp.fmod(y + xp.fmod(x, y), y))
 # --- scale ------------------------------------------------------------------------------
 @register_op("scale", inputs=("X",), outputs=("Out",),
              attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True}, infer_shape=same_as(0),

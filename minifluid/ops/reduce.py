@@ -1,4 +1,4 @@
-"""reduce_* ops (fluid attrs: dim (list), keep_dim, reduce_all); a 0-d result becomes shape [1]."""
+"""reduce_* ops (fluid attrs: dim (list), keep_dim, reduce_all); a 0-d result becomes shape [1].\nreduce_all / reduce_any take and give bool and have no gradient."""
 from .registry import array_module, register_grad, register_op
 
 _ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
@@ -58,3 +58,19 @@ def _register_reduce(name, forward, backward):
 
 for _name, (_fwd, _bwd) in _REDUCE.items():
     _register_reduce(_name, _fwd, _bwd)
+
+
+def _register_logical(name, forward):
+    """reduce_all / reduce_any: bool in, bool out, no gradient."""
+    def kernel(attrs, x):
+        if x.dtype != bool:
+            raise TypeError(f"{name}: X must be bool, got {x.dtype}")
+        axes = _axes(attrs, x.ndim)
+        out = forward(x, axis=axes, keepdims=attrs["keep_dim"])
+        return out.reshape(1) if out.ndim == 0 else out
+    register_op(name, inputs=("X",), outputs=("Out",), attrs=_ATTRS, infer_shape=_reduce_infer,
+                no_gradient=True)(kernel)
+
+
+_register_logical("reduce_all", lambda x, **kw: array_module(x).all(x, **kw))
+_register_logical("reduce_any", lambda x, **kw: array_module(x).any(x, **kw))

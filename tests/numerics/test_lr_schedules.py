@@ -1,4 +1,6 @@
-"""fluid.layers.exponential_decay / natural_exp_decay / inverse_time_decay / piecewise_decay."""
+"""fluid.layers.exponential_decay / natural_exp_decay / inverse_time_decay / piecewise_decay / noam_decay /
+polynomial_decay / cosine_decay / linear_lr_warmup: the rate fetched at each step is fluid 1.8's formula, and
+SGD moves the weight by exactly it."""
 import math
 
 import numpy as np
@@ -14,6 +16,22 @@ SCHEDULES = {
     "inverse_time": (lambda: fluid.layers.inverse_time_decay(0.1, 2, 0.5), lambda s: 0.1 / (1 + 0.5 * s / 2)),
     "piecewise": (lambda: fluid.layers.piecewise_decay([2, 5], [1.0, 0.5, 0.1]),
                   lambda s: 1.0 if s < 2 else 0.5 if s < 5 else 0.1),
+    # noam counts from 1: min(s ** -0.5, s * 4 ** -1.5) rises until s = 4, then falls
+    "noam": (lambda: fluid.layers.noam_decay(16, 4, learning_rate=2.0),
+             lambda s: 2.0 * 16 ** -0.5 * min((s + 1) ** -0.5, (s + 1) * 4 ** -1.5)),
+    "polynomial": (lambda: fluid.layers.polynomial_decay(0.1, 5, end_learning_rate=0.01, power=2.0),
+                   lambda s: (0.1 - 0.01) * (1 - min(s, 5) / 5) ** 2 + 0.01),
+    # cycle: decay_steps becomes 3 * ceil(s / 3) (3 at step 0), so the rate jumps back up after 3 and 6
+    "polynomial-cycle": (lambda: fluid.layers.polynomial_decay(0.1, 3, end_learning_rate=0.01, power=1.5, cycle=True),
+                         lambda s: (0.1 - 0.01) * (1 - s / (3 * max(math.ceil(s / 3), 1))) ** 1.5 + 0.01),
+    "cosine": (lambda: fluid.layers.cosine_decay(0.1, 3, 4),
+               lambda s: 0.1 * 0.5 * (math.cos((s // 3) * math.pi / 4) + 1)),
+    "warmup": (lambda: fluid.layers.linear_lr_warmup(0.1, 3, 0.01, 0.07),
+               lambda s: 0.01 + (0.07 - 0.01) * s / 3 if s < 3 else 0.1),
+    # warm-up in front of another schedule: both read the one counter
+    "warmup-of-piecewise": (lambda: fluid.layers.linear_lr_warmup(fluid.layers.piecewise_decay([5], [1.0, 0.5]),
+                                                                  2, 0.0, 0.2),
+                            lambda s: 0.1 * s if s < 2 else 1.0 if s < 5 else 0.5),
 }
 
 
@@ -74,3 +92,32 @@ def test_piecewise_decay_checks_its_arguments():
             fluid.layers.piecewise_decay([2, 5], [1.0, 0.5])
         with pytest.raises(ValueError, match="increasing boundaries"):
             fluid.layers.piecewise_decay([5, 2], [1.0, 0.5, 0.1])
+
+
+def test_noam_decay_counts_from_one_on_its_own_counter():
+    main, startup, lr = _model(lambda: fluid.layers.noam_decay(16, 4))
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    exe.run(main, feed={"x": np.ones((4, 2), "float32")}, fetch_list=[lr], scope=scope)
+    assert int(np.array(scope.find_var("@LR_DECAY_COUNTER@").get_tensor())[0]) == 1
+
+
+def test_polynomial_decay_holds_the_end_rate_and_reaches_it_exactly():
+    main, startup, lr = _model(lambda: fluid.layers.polynomial_decay(0.5, 2, end_learning_rate=0.125, power=0.5))
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    rates = [float(exe.run(main, feed={"x": np.ones((1, 2), "float32")}, fetch_list=[lr], scope=scope)[0])
+             for _ in range(5)]
+    assert rates[2:] == [0.125, 0.125, 0.125]  # no NaN from a negative base under the power once past decay_steps
+
+
+@pytest.mark.parametrize("build, api", [
+    (lambda: fluid.layers.cosine_decay("0.1", 3, 4), "cosine_decay"),
+    (lambda: fluid.layers.linear_lr_warmup([0.1], 3, 0.0, 0.1), "linear_lr_warmup"),
+    (lambda: fluid.layers.polynomial_decay(None, 3), "polynomial_decay"),
+    (lambda: fluid.layers.noam_decay(16, 4, learning_rate=True), "noam_decay"),
+])
+def test_schedules_check_the_learning_rate_type(build, api):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match=f"The type of 'learning_rate' in {api} must be \\(float, Variable\\)"):
+            build()

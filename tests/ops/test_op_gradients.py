@@ -11,6 +11,7 @@ from minifluid.lod_tensor import LoDTensor
 from minifluid.testing import call_grad, call_kernel, check_op
 
 from . import dense_cases, rnn_cases, sequence_cases, sequence_window_cases, vision_cases
+from . import tensor_cases  # noqa: F401  (adds its cases to dense_cases.CASES)
 
 rng = np.random.default_rng(1234)
 

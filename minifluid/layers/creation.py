@@ -1,0 +1,134 @@
+"""Tensor-making layers of fluid 1.8: ones_like, zeros_like, create_parameter, range, arange, eye, diag,
+size, rank. Their outputs need no gradient (stop_gradient set), as in fluid."""
+import numbers
+
+import numpy as np
+
+from ..dtypes import convert_dtype
+from ..framework.variable import Variable
+from ..initializer import Initializer
+from ..param_attr import ParamAttr
+from .activation import check_variable_and_dtype
+from .helper import LayerHelper
+from .manip import _op, stack
+from .tensor import assign, cast, fill_constant
+
+__all__ = ["arange", "create_parameter", "diag", "eye", "ones_like", "range", "rank", "size", "zeros_like"]
+
+_LIKE = ("bool", "float32", "float64", "int32", "int64")
+_RANGE = ("float32", "float64", "int32", "int64")
+
+
+def check_type(value, name, types, api):
+    """fluid's argument check: ``value`` must be one of ``types`` (TypeError naming the argument otherwise)."""
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise TypeError(f"The type of '{name}' in {api} must be {tuple(t.__name__ for t in types)}, but received "
+                        f"{type(value).__name__}. ")
+
+
+def check_dtype(dtype, name, dtypes, api):
+    if convert_dtype(dtype) not in dtypes:
+        raise TypeError(f"The data type of '{name}' in {api} must be {list(dtypes)}, but received {dtype}. ")
+    return convert_dtype(dtype)
+
+
+def _fill_like(x, out, api, op_type, attrs):
+    check_variable_and_dtype(x, "x", _LIKE, api)
+    if out is not None:
+        check_variable_and_dtype(out, "out", _LIKE, api)
+    helper = LayerHelper(api)
+    out = out if out is not None else helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs=attrs)
+    out.stop_gradient = True
+    return out
+
+
+def ones_like(x, out=None):
+    """A tensor of ones shaped and typed like ``x`` (written into ``out`` when given)."""
+    return _fill_like(x, out, "ones_like", "fill_any_like", {"value": 1.0})
+
+
+def zeros_like(x, out=None):
+    """A tensor of zeros shaped and typed like ``x`` (written into ``out`` when given)."""
+    return _fill_like(x, out, "zeros_like", "fill_zeros_like", {})
+
+
+def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    """A learnable parameter of ``shape`` and ``dtype`` (initialised in the startup program by ``attr``'s
+    initializer, else ``default_initializer``, else Xavier / zeros for a bias)."""
+    check_type(shape, "shape", (list, tuple, np.ndarray), "create_parameter")
+    for item in shape:
+        check_type(item, "item of shape", (int, np.integer), "create_parameter")
+    dtype = check_dtype(dtype, "dtype", ("bool", "float16", "float32", "float64", "int8", "int16", "int32",
+                                         "int64", "uint8"), "create_parameter")
+    check_type(attr, "attr", (type(None), ParamAttr), "create_parameter")
+    check_type(default_initializer, "default_initializer", (type(None), Initializer), "create_parameter")
+    helper = LayerHelper("create_parameter")
+    return helper.create_parameter(attr if attr is not None else ParamAttr(name=name), [int(d) for d in shape],
+                                   dtype, is_bias, default_initializer)
+
+
+def _range(start, end, step, dtype, api):
+    dtype = check_dtype(dtype, "create data type", _RANGE, api)
+    bounds = []
+    for value, name in ((start, "start"), (end, "end"), (step, "step")):
+        check_type(value, name, (numbers.Real, Variable), api)
+        if not isinstance(value, Variable):
+            value = fill_constant([1], dtype, value)
+        elif convert_dtype(value.dtype) != dtype:
+            value = cast(value, dtype)
+        bounds.append(value)
+    return _op("range", {"Start": [bounds[0]], "End": [bounds[1]], "Step": [bounds[2]]}, {}, dtype,
+               stop_gradient=True)
+
+
+def range(start, end, step, dtype):
+    """``[start, start + step, ...)`` up to ``end`` (excluded), a 1-D tensor of ``dtype``; each bound a number
+    or a [1] Variable."""
+    return _range(start, end, step, dtype, "range")
+
+
+def arange(start, end, step=1, dtype=None, name=None):
+    """``range`` with ``step`` 1 and ``dtype`` float32 by default."""
+    return _range(start, end, step, "float32" if dtype is None else dtype, "range")
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
+    """A ``[num_rows, num_columns]`` identity matrix (square by default), stacked to ``batch_shape + [r, c]``."""
+    if not isinstance(num_rows, int) or isinstance(num_rows, bool) or num_rows < 0:
+        raise TypeError(f"num_rows should be a non-negative int, got {num_rows!r}")
+    if num_columns is not None and (not isinstance(num_columns, int) or isinstance(num_columns, bool)
+                                    or num_columns < 0):
+        raise TypeError(f"num_columns should be a non-negative int, got {num_columns!r}")
+    out = _op("eye", {}, {"num_rows": num_rows, "num_columns": num_rows if num_columns is None else num_columns,
+                          "dtype": convert_dtype(dtype)}, convert_dtype(dtype), stop_gradient=True)
+    if batch_shape is not None:
+        if not isinstance(batch_shape, list):
+            raise TypeError(f"batch_shape should be a list, got {type(batch_shape).__name__}")
+        if any(not isinstance(b, int) or b <= 0 for b in batch_shape):
+            raise TypeError(f"batch_shape should be a positive int list, got {batch_shape}")
+        for count in reversed(batch_shape):
+            out = stack([out] * count, axis=0)
+        out.stop_gradient = True
+    return out
+
+
+def diag(diagonal):
+    """A square matrix with the 1-D ``diagonal`` (a Variable or numpy array) on its main diagonal."""
+    check_type(diagonal, "diagonal", (Variable, np.ndarray), "diag")
+    check_dtype(diagonal.dtype, "diagonal", _RANGE, "diag")
+    if not isinstance(diagonal, Variable):
+        diagonal = assign(diagonal)
+    return _op("diag", {"Diagonal": [diagonal]}, {}, diagonal.dtype, stop_gradient=True)
+
+
+def size(input):
+    """The number of elements of ``input``: int64, shape [1]."""
+    check_type(input, "input", (Variable,), "size")
+    return _op("size", {"Input": [input]}, {}, "int64", stop_gradient=True)
+
+
+def rank(input):
+    """The number of dimensions of ``input`` as an int32 constant tensor."""
+    check_type(input, "input", (Variable,), "rank")
+    return assign(np.array([len(input.shape)], "int32"))

@@ -1,0 +1,84 @@
+"""check_op cases of fluid 1.8's tensor-making, N-d indexing and integer-division ops (ops/creation.py,
+ops/nd_index.py, the floordiv / mod / log1p / reduce_all / reduce_any rows), added to dense_cases.CASES, which
+tests/ops/test_op_gradients.py runs. Each reference is written with numpy, independently of the kernels."""
+import numpy as np
+
+from .dense_cases import case, normal, rng
+
+
+def _gather_nd(x, index):
+    k = index.shape[-1]
+    flat = index.reshape(-1, k)
+    rows = np.stack([x[tuple(i)] for i in flat]) if len(flat) else np.zeros((0,) + x.shape[k:])
+    return rows.reshape(index.shape[:-1] + x.shape[k:])
+
+
+def _scatter_nd_add(x, index, updates):
+    out = x.copy()
+    k = index.shape[-1]
+    for i, u in zip(index.reshape(-1, k), updates.reshape((-1,) + x.shape[k:])):
+        out[tuple(i)] += u  # one at a time: repeated positions add up
+    return out
+
+
+IDX_FULL = np.array([[0, 1, 2], [1, 0, 3], [0, 1, 2]], dtype=np.int64)     # K = rank: single elements
+IDX_ROWS = np.array([[[1], [0]], [[1], [1]]], dtype=np.int32)              # K = 1: whole rows, repeated
+IDX_PAIRS = np.array([[1, 2], [-1, 0]], dtype=np.int64)                     # K = 2, a negative index
+X = normal(2, 3, 4)
+for _name, _idx in (("full", IDX_FULL), ("rows", IDX_ROWS), ("pairs", IDX_PAIRS)):
+    case("gather_nd", _name, inputs={"X": X, "Index": _idx}, reference=lambda X, Index: _gather_nd(X, Index))
+    case("scatter_nd_add", _name, inputs={"X": X, "Index": _idx,
+                                          "Updates": normal(*(_idx.shape[:-1] + X.shape[_idx.shape[-1]:]))},
+         reference=lambda X, Index, Updates: _scatter_nd_add(X, Index, Updates))
+
+case("reverse", "axis0", inputs={"X": normal(3, 4)}, attrs={"axis": [0]}, reference=lambda X: X[::-1])
+case("reverse", "axes-1-0", inputs={"X": normal(2, 3, 4)}, attrs={"axis": [-1, 0]},
+     reference=lambda X: X[::-1, :, ::-1])
+case("expand_as", inputs={"X": normal(2, 1, 3), "target_tensor": normal(4, 3, 6)},
+     reference=lambda X, target_tensor: np.tile(X, (2, 3, 2)))
+for _name, _attrs, _ref in (
+        ("axis-1", {}, lambda X: np.cumsum(X, axis=-1)),
+        ("axis0-exclusive", {"axis": 0, "exclusive": True},
+         lambda X: np.concatenate([np.zeros_like(X[:1]), np.cumsum(X, axis=0)[:-1]])),
+        ("axis1-reverse", {"axis": 1, "reverse": True}, lambda X: np.cumsum(X[:, ::-1], axis=1)[:, ::-1]),
+        ("axis1-exclusive-reverse", {"axis": 1, "exclusive": True, "reverse": True},
+         lambda X: np.cumsum(X[:, ::-1], axis=1)[:, ::-1] - X),
+        ("flatten", {"flatten": True}, lambda X: np.cumsum(X.reshape(-1)))):
+    case("cumsum", _name, inputs={"X": normal(3, 4)}, attrs=_attrs, reference=_ref)
+case("log1p", inputs={"X": rng.uniform(-0.5, 2.0, (3, 4))}, reference=lambda X: np.log1p(X))
+
+# --- no gradient: forward only ----------------------------------------------------------------------------
+BOOLS = rng.random((2, 3, 4)) > 0.5
+for _op, _f in (("reduce_all", np.all), ("reduce_any", np.any)):
+    case(_op, "dim1", inputs={"X": BOOLS}, attrs={"dim": [1]}, reference=lambda X, f=_f: f(X, axis=1))
+    case(_op, "keep", inputs={"X": BOOLS}, attrs={"dim": [0, -1], "keep_dim": True},
+         reference=lambda X, f=_f: f(X, axis=(0, 2), keepdims=True))
+    case(_op, "all", inputs={"X": BOOLS}, attrs={"reduce_all": True}, reference=lambda X, f=_f: np.array([f(X)]))
+case("where_index", inputs={"Condition": BOOLS}, reference=lambda Condition: np.array(
+    [[i, j, k] for i in range(2) for j in range(3) for k in range(4) if Condition[i, j, k]], dtype=np.int64))
+case("where_index", "none-true", inputs={"Condition": np.zeros((3, 2), bool)},
+     reference=lambda Condition: np.zeros((0, 2), np.int64))
+INTS = np.array([[7, -7, 7, -7, 0, 5]], dtype=np.int64)
+DIVS = np.array([2, 2, -2, -2, 3, 5], dtype=np.int64)
+# C's truncating / and %, written out: 7/2=3, -7/2=-3, 7/-2=-3, -7/-2=3; 7%2=1, -7%2=-1, 7%-2=1, -7%-2=-1
+case("elementwise_floordiv", inputs={"X": INTS, "Y": DIVS}, reference=lambda X, Y: np.array([[3, -3, -3, 3, 0, 1]]))
+case("elementwise_mod", inputs={"X": INTS, "Y": DIVS}, reference=lambda X, Y: np.array([[1, -1, 1, -1, 0, 0]]))
+case("elementwise_mod", "float-divisor-sign", inputs={"X": np.array([7.5, -7.5, 7.5, -7.5]),
+                                                       "Y": np.array([2.0, 2.0, -2.0, -2.0])},
+     reference=lambda X, Y: np.array([1.5, 0.5, -0.5, -1.5]))
+case("elementwise_floordiv", "axis", inputs={"X": np.arange(24, dtype=np.int32).reshape(2, 3, 4) - 12,
+                                             "Y": np.array([1, 2, 5], np.int32)}, attrs={"axis": 1},
+     reference=lambda X, Y: np.trunc(X / Y.reshape(1, 3, 1)).astype(np.int32))
+for _name, (_s, _e, _st, _dt, _ref) in {
+        "int": (0, 10, 3, np.int64, [0, 3, 6, 9]),
+        "int-down": (5, -2, -2, np.int32, [5, 3, 1, -1]),
+        "float": (1.0, 2.0, 0.25, np.float32, [1.0, 1.25, 1.5, 1.75]),
+        "empty": (3, 3, 1, np.int64, [])}.items():
+    case("range", _name,
+         inputs={"Start": np.array([_s], _dt), "End": np.array([_e], _dt), "Step": np.array([_st], _dt)},
+         reference=lambda Start, End, Step, r=_ref, d=_dt: np.array(r, dtype=d))
+case("eye", inputs={}, attrs={"num_rows": 2, "num_columns": 3, "dtype": "int32"},
+     reference=lambda: np.array([[1, 0, 0], [0, 1, 0]], np.int32))
+case("diag", inputs={"Diagonal": np.array([1.5, -2.0, 3.0])},
+     reference=lambda Diagonal: np.array([[1.5, 0, 0], [0, -2.0, 0], [0, 0, 3.0]]))
+case("size", inputs={"Input": normal(2, 3, 5)}, reference=lambda Input: np.array([30], np.int64))

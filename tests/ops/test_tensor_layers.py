@@ -1,0 +1,215 @@
+"""fluid 1.8's everyday tensor layers through a Program: signatures, output dtypes and shapes, values,
+and the argument errors (ops and gradients: tests/ops/tensor_cases.py)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import minifluid as fluid
+
+L = fluid.layers
+
+
+def run(build, feed=None):
+    """Build with ``build()`` (returns the Variables to fetch) in fresh programs, run once, return numpy values."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        outs = build()
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    return outs, exe.run(main, feed=feed or {}, fetch_list=list(outs), scope=scope)
+
+
+@pytest.mark.parametrize("name, signature", [
+    ("sum", "(x)"), ("mul", "(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None)"),
+    ("ones_like", "(x, out=None)"), ("zeros_like", "(x, out=None)"),
+    ("create_parameter", "(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None)"),
+    ("range", "(start, end, step, dtype)"), ("arange", "(start, end, step=1, dtype=None, name=None)"),
+    ("reduce_prod", "(input, dim=None, keep_dim=False, name=None)"),
+    ("reduce_all", "(input, dim=None, keep_dim=False, name=None)"), ("where", "(condition)"),
+    ("reverse", "(x, axis)"), ("sign", "(x)"), ("size", "(input)"), ("rank", "(input)"),
+    ("eye", "(num_rows, num_columns=None, batch_shape=None, dtype='float32')"), ("diag", "(diagonal)"),
+    ("expand_as", "(x, target_tensor, name=None)"), ("gather_nd", "(input, index, name=None)"),
+    ("scatter_nd_add", "(ref, index, updates, name=None)"), ("log1p", "(x, out=None, name=None)"),
+    ("elementwise_mod", "(x, y, axis=-1, act=None, name=None)"),
+    ("elementwise_floordiv", "(x, y, axis=-1, act=None, name=None)"),
+    ("cumsum", "(x, axis=None, exclusive=None, reverse=None)"),
+])
+def test_signature_is_fluids(name, signature):
+    assert str(inspect.signature(getattr(L, name))) == signature
+
+
+def test_sum_and_mul():
+    a, b = np.arange(6, dtype="float32").reshape(2, 3), np.ones((2, 3), "float32")
+    w = np.arange(12, dtype="float32").reshape(3, 4)
+
+    def build():
+        x, y = fluid.data("a", [2, 3]), fluid.data("b", [2, 3])
+        x3 = L.reshape(x, [2, 3, 1])
+        return L.sum([x, y, x]), L.sum(x), L.mul(x, fluid.data("w", [3, 4])), L.mul(x3, L.reshape(y, [1, 6]),
+                                                                                      x_num_col_dims=2)
+    outs, (s3, s1, m, m2) = run(build, {"a": a, "b": b, "w": w})
+    np.testing.assert_array_equal(s3, 2 * a + b)
+    np.testing.assert_array_equal(s1, a)
+    np.testing.assert_array_equal(m, a @ w)
+    assert outs[2].shape == (2, 4) and outs[3].shape == (2, 3, 6)
+    np.testing.assert_array_equal(m2, a.reshape(2, 3, 1) * b.reshape(1, 1, 6))
+
+
+def test_like_layers_and_size_rank():
+    def build():
+        x = fluid.data("x", [None, 3], dtype="int64")
+        return L.ones_like(x), L.zeros_like(x), L.size(x), L.rank(x)
+    outs, (ones, zeros, size, rank) = run(build, {"x": np.full((4, 3), 7, "int64")})
+    assert ones.dtype == np.int64 and ones.tolist() == [[1] * 3] * 4 and zeros.tolist() == [[0] * 3] * 4
+    assert all(o.stop_gradient for o in outs[:2])
+    assert size.dtype == np.int64 and size.tolist() == [12] and outs[2].dtype == "int64"
+    assert rank.dtype == np.int32 and rank.tolist() == [2]
+
+
+def test_create_parameter_is_trained_by_the_optimizer():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        w = L.create_parameter([3], "float32", attr=fluid.ParamAttr(
+            name="w", initializer=fluid.initializer.Constant(2.0)))
+        loss = L.reduce_sum(w * fluid.data("x", [3]))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    assert isinstance(w, fluid.Parameter) and w.shape == (3,) and w.dtype == "float32"
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    exe.run(main, feed={"x": np.array([1.0, 2.0, 4.0], "float32")}, scope=scope)
+    np.testing.assert_allclose(np.array(scope.find_var("w").get_tensor()), [1.5, 1.0, 0.0])
+
+
+def test_range_and_arange():
+    def build():
+        end = L.fill_constant([1], "int32", 7)
+        return L.range(1, end, 2, "int64"), L.arange(0.5, 2), L.range(4.0, 1.0, -1.5, "float64")
+    outs, (r, a, down) = run(build)
+    assert r.dtype == np.int64 and r.tolist() == [1, 3, 5] and outs[0].stop_gradient
+    assert a.dtype == np.float32 and a.tolist() == [0.5, 1.5]
+    assert down.dtype == np.float64 and down.tolist() == [4.0, 2.5]
+
+
+def test_range_step_errors_name_the_rule():
+    for start, end, step, message in ((0, 5, 0, "The step of range op should not be 0."),
+                                      (0, 5, -1, "The step should be greater than 0 while start < end."),
+                                      (5, 0, 1, "step should be less than 0 while start > end.")):
+        with pytest.raises(ValueError, match=message):
+            run(lambda: [L.range(start, end, step, "int32")])
+
+
+def test_reductions_and_where():
+    x = np.array([[True, False, True], [True, True, True]])
+
+    def build():
+        c = fluid.data("c", [2, 3], dtype="bool")
+        p = fluid.data("p", [2, 3])
+        return L.reduce_all(c, dim=1), L.reduce_any(c), L.reduce_prod(p, dim=[0], keep_dim=True), L.where(c)
+    outs, (all1, any_, prod, where) = run(build, {"c": x, "p": np.arange(1, 7, dtype="float32").reshape(2, 3)})
+    assert all1.dtype == bool and all1.tolist() == [False, True] and any_.tolist() == [True]
+    assert prod.tolist() == [[4.0, 10.0, 18.0]]
+    assert where.dtype == np.int64 and where.tolist() == [[0, 0], [0, 2], [1, 0], [1, 1], [1, 2]]
+    assert outs[3].shape == (-1, 2) and outs[3].dtype == "int64"
+
+
+def test_reduce_all_wants_bool():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="The data type of 'input' in reduce_all must be \\['bool'\\], but "
+                                            "received float32"):
+            L.reduce_all(fluid.data("x", [2]))
+
+
+def test_eye_diag_sign_reverse_log1p_cumsum():
+    def build():
+        x = fluid.data("x", [2, 3])
+        return (L.eye(2, 3, batch_shape=[2], dtype="int32"), L.diag(np.array([1, 2], "int64")),
+                L.sign(np.array([-2.0, 0.0, 3.0], "float32")), L.reverse(x, 1), L.log1p(x),
+                L.cumsum(x, axis=0, exclusive=True))
+    xv = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], "float32")
+    outs, (eye, diag, sign, rev, log1p, cum) = run(build, {"x": xv})
+    assert eye.dtype == np.int32 and eye.tolist() == [[[1, 0, 0], [0, 1, 0]]] * 2 and outs[0].shape == (2, 2, 3)
+    assert diag.dtype == np.int64 and diag.tolist() == [[1, 0], [0, 2]]
+    assert sign.tolist() == [-1.0, 0.0, 1.0]
+    np.testing.assert_array_equal(rev, xv[:, ::-1])
+    np.testing.assert_allclose(log1p, np.log1p(xv), rtol=1e-6)
+    np.testing.assert_array_equal(cum, [[0, 0, 0], [0, 1, 2]])
+
+
+def test_eye_checks_its_arguments():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="num_rows should be a non-negative int"):
+            L.eye(-1)
+        with pytest.raises(TypeError, match="batch_shape should be a list"):
+            L.eye(2, batch_shape=2)
+
+
+def test_nd_indexing_layers_train():
+    def build():
+        x = fluid.data("x", [2, 3])
+        x.stop_gradient = False
+        idx = fluid.data("i", [2, 2], dtype="int64")
+        g = L.gather_nd(x, idx)
+        s = L.scatter_nd_add(x, idx, g * 10.0)
+        e = L.expand_as(L.reshape(x, [2, 3, 1]), fluid.data("t", [2, 3, 2]))
+        loss = L.reduce_sum(g) + L.reduce_sum(e)
+        (dx,) = fluid.gradients([loss], [x])
+        return g, s, e, dx
+    xv = np.arange(6, dtype="float32").reshape(2, 3)
+    outs, (g, s, e, dx) = run(build, {"x": xv, "i": np.array([[1, 2], [1, 2]], "int64"), "t": np.zeros((2, 3, 2),
+                                                                                                     "float32")})
+    assert g.tolist() == [5.0, 5.0] and outs[0].shape == (2,)
+    expected = xv.copy()
+    expected[1, 2] += 100.0  # both updates land on [1, 2]
+    np.testing.assert_array_equal(s, expected)
+    np.testing.assert_array_equal(e, np.repeat(xv[:, :, None], 2, axis=2))
+    want = np.full((2, 3), 2.0, "float32")  # expand_as: each element twice; gather_nd: [1, 2] twice
+    want[1, 2] += 2.0
+    np.testing.assert_array_equal(dx, want)
+
+
+def test_integer_division_layers():
+    def build():
+        x, y = fluid.data("x", [4], dtype="int32"), fluid.data("y", [4], dtype="int32")
+        return L.elementwise_floordiv(x, y), L.elementwise_mod(x, y)
+    _, (q, r) = run(build, {"x": np.array([9, -9, 9, -9], "int32"), "y": np.array([4, 4, -4, -4], "int32")})
+    assert q.dtype == np.int32 and q.tolist() == [2, -2, -2, 2] and r.tolist() == [1, -1, 1, -1]
+    with pytest.raises(ZeroDivisionError, match="elementwise_floordiv: Y holds a zero divisor"):
+        run(build, {"x": np.ones(4, "int32"), "y": np.array([1, 0, 1, 1], "int32")})
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda: L.sum(3), TypeError, "The type of 'x' in sum must be \\(Variable, tuple, list\\), but received int"),
+    (lambda: L.mul(fluid.data("i", [2, 2], dtype="int64"), fluid.data("f", [2, 2])), TypeError,
+     "The data type of 'x' in mul must be \\['float16', 'float32', 'float64'\\], but received int64"),
+    (lambda: L.scatter_nd_add(fluid.data("f", [2, 2]), fluid.data("i", [1, 1], dtype="int64"),
+                              fluid.data("d", [1, 2], dtype="float64")), ValueError,
+     "ref and updates must have same data type"),
+    (lambda: L.scatter_nd_add(fluid.data("f", [2, 2]), fluid.data("i", [3, 1], dtype="int64"),
+                              fluid.data("u", [1, 2])), ValueError,
+     "Updates must have shape Index.shape\\[:-1\\] \\+ X.shape\\[Index.shape\\[-1\\]:\\] = \\[3, 2\\], got \\[1, 2\\]"),
+    (lambda: L.gather_nd(fluid.data("f", [2, 2]), fluid.data("i", [1, 3], dtype="int64")), ValueError,
+     "the last dimension of Index \\(3\\) must be at most the rank of X \\(2\\)"),
+    (lambda: L.gather_nd(fluid.data("f", [2, 2]), fluid.data("i", [1, 1])), TypeError,
+     "The data type of 'index' in gather_nd must be \\['int32', 'int64'\\], but received float32"),
+    (lambda: L.reverse(fluid.data("f", [2, 2]), [2]), ValueError,
+     "reverse: every 'axis' must be in \\[-2, 2\\) for an input of rank 2, got \\[2\\]"),
+    (lambda: L.expand_as(fluid.data("f", [2, 3]), fluid.data("t", [4, 4])), ValueError,
+     "every dimension of target_tensor \\[4, 4\\] must be a multiple of X's \\[2, 3\\]"),
+    (lambda: L.diag(fluid.data("f", [2, 2])), ValueError, "The input tensor's rank of DiagOp should be 1"),
+    (lambda: L.range(0, 3, 1, "bool"), TypeError, "The data type of 'create data type' in range must be"),
+    (lambda: L.create_parameter([2, 2.5], "float32"), TypeError,
+     "The type of 'item of shape' in create_parameter must be \\('int', 'integer'\\), but received float"),
+    (lambda: L.sign(fluid.data("i", [2], dtype="int32")), TypeError,
+     "The data type of 'x' in sign must be \\['float16', 'float32', 'float64'\\], but received int32"),
+])
+def test_argument_errors_name_the_argument(build, error, message):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(error, match=message):
+            build()
+
+
+def test_gather_nd_out_of_range_index_is_an_error_not_a_wrap():
+    with pytest.raises(IndexError, match="gather_nd: Index holds a position outside X's leading dimensions \\[2\\]"):
+        run(lambda: [L.gather_nd(fluid.data("x", [2, 2]), fluid.data("i", [1, 1], dtype="int64"))],
+            {"x": np.zeros((2, 2), "float32"), "i": np.array([[2]], "int64")})
