@@ -46,8 +46,14 @@ fluid 1.8's everyday tensor layers (sum, mul, ones_like / zeros_like, create_par
 size, rank, reduce_prod / reduce_all / reduce_any, where, reverse, sign, log1p, expand_as, gather_nd,
 scatter_nd_add, elementwise_floordiv / elementwise_mod, cumsum) raise it by 372, what they came to (ops about 200 in
 ops/nd_index.py, ops/creation.py and three rows of existing families; layers about 170), when the package was at 18,788.
-More of them (full, full_like, linspace, scatter_nd, flip, roll, tril, triu, has_inf, has_nan, isfinite, erf,
-logsumexp, mse_loss) raise it by 161, what they came to, when the package was at 19,160.
+group_norm and instance_norm (ops/group_norm.py with their layers) raise it by 132, what they came to, when
+the package was at 18,746.
+pixel_shuffle, space_to_depth, shuffle_channel, maxout, affine_channel (ops/rearrange.py), crop, crop_tensor,
+pad_constant_like (ops/crop.py) and their layers (layers/vision.py) raise it by 331, what they came to.
+row_conv, add_position_encoding, sequence_scatter and im2sequence (ops/sequence_window.py with their layers)
+raise it by 194, what they came to: with the two lines above +657, to 19,971 with main's 19,314.
+More fluid 1.8 tensor layers (full, full_like, linspace, scatter_nd, flip, roll, tril, triu, has_inf, has_nan,
+isfinite, erf, logsumexp, mse_loss) raise it by 161, what they came to (19,160 before them): to 20,132.
 """
 import ast
 import io
@@ -58,7 +64,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 19_475
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_132
 
 
 def code_lines(path):

@@ -47,8 +47,6 @@ NOT_SUPPORTED_YET = {
     "comparison and logical ops": {
         "paddle.fluid.layers": "elementwise_equal allclose",
         "paddle": "equal_all allclose isfinite isinf isnan"},
-    "sequence (LoD) ops": {
-        "paddle.fluid.layers": "sequence_scatter im2sequence row_conv add_position_encoding"},
     "recurrent layers": {
         "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",
@@ -73,8 +71,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate affine_grid grid_sampler
-            pixel_shuffle space_to_depth shuffle_channel temporal_shift random_crop
-            unfold affine_channel crop crop_tensor similarity_focus fsp_matrix""",
+            temporal_shift random_crop unfold similarity_focus fsp_matrix""",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
@@ -88,7 +85,7 @@ NOT_SUPPORTED_YET = {
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.layers": "group_norm instance_norm data_norm inplace_abn spectral_norm",
+        "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
         "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
@@ -96,7 +93,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "instance_norm local_response_norm",
         "paddle.static": "WeightNormParamAttr"},
     "activations": {
-        "paddle.fluid.layers": "mish maxout",
+        "paddle.fluid.layers": "mish",
         "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
@@ -114,8 +111,8 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": """strided_slice pad_constant_like unique unique_with_counts index_select index_sample
-            nonzero shard_index hash merge_selected_rows get_tensor_from_selected_rows""",
+        "paddle.fluid.layers": """strided_slice unique unique_with_counts index_select index_sample nonzero shard_index
+            hash merge_selected_rows get_tensor_from_selected_rows""",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid

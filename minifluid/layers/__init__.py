@@ -14,6 +14,8 @@ from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .sequence_label import *  # noqa: F401,F403
+from .sequence_window import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -32,45 +34,34 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
 
 __all__ = [
     "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy",
-    "adaptive_pool2d", "arange",
-    "argmax", "argmin", "argsort", "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
+    "adaptive_pool2d", "add_position_encoding", "affine_channel", "arange", "argmax", "argmin", "argsort",
+    "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "brelu", "case", "cast", "ceil",
     "chunk_eval", "clip", "clip_by_norm", "concat", "cond", "conv2d", "conv2d_transpose", "cos", "cos_sim",
-    "cosine_decay",
-    "create_array", "create_global_var", "create_parameter", "create_py_reader_by_data", "create_tensor",
-    "crf_decoding", "cross_entropy", "cumsum",
-    "data", "diag", "double_buffer", "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add",
-    "elementwise_div", "elementwise_floordiv", "elementwise_max", "elementwise_min", "elementwise_mod",
-    "elementwise_mul", "elementwise_pow", "elementwise_sub",
-    "elu", "embedding", "equal", "erf", "exp", "expand", "expand_as", "exponential_decay", "eye", "fc", "fill_constant",
-    "fill_constant_batch_size_like", "flatten", "flip", "floor", "full", "full_like", "gather", "gather_nd",
-    "gaussian_random", "gelu", "get_places",
-    "greater_equal", "greater_than", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "has_inf", "has_nan",
-    "huber_loss",
-    "image_resize", "increment", "inverse_time_decay", "is_empty", "isfinite", "l2_normalize", "label_smooth",
-    "layer_norm",
-    "leaky_relu", "less_equal", "less_than", "linear_chain_crf", "linear_lr_warmup", "linspace", "lod_rank_table",
-    "lod_tensor_to_array", "log", "log1p",
+    "cosine_decay", "create_array", "create_global_var", "create_parameter", "create_py_reader_by_data",
+    "create_tensor", "crf_decoding", "crop", "crop_tensor", "cross_entropy", "cumsum", "data", "diag", "double_buffer",
+    "dropout", "dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "elementwise_add", "elementwise_div",
+    "elementwise_floordiv", "elementwise_max", "elementwise_min", "elementwise_mod", "elementwise_mul",
+    "elementwise_pow", "elementwise_sub", "elu", "embedding", "equal", "erf", "exp", "expand", "expand_as",
+    "exponential_decay", "eye", "fc", "fill_constant", "fill_constant_batch_size_like", "flatten", "flip", "floor",
+    "full", "full_like", "gather", "gather_nd", "gaussian_random", "gelu", "get_places", "greater_equal",
+    "greater_than", "group_norm", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "has_inf", "has_nan",
+    "huber_loss", "im2sequence", "image_resize", "increment", "instance_norm", "inverse_time_decay", "is_empty",
+    "isfinite", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu", "less_equal", "less_than",
+    "linear_chain_crf", "linear_lr_warmup", "linspace", "lod_rank_table", "lod_tensor_to_array", "log", "log1p",
     "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "logsumexp",
-    "lrn",
-    "lstm_unit", "matmul", "max_sequence_len", "mean", "mean_iou", "mse_loss", "mul", "natural_exp_decay", "noam_decay",
-    "not_equal",
-    "one_hot",
-    "ones", "ones_like", "pad", "pad2d", "piecewise_decay", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader",
-    "range", "rank", "read_file",
-    "reciprocal", "reduce_all", "reduce_any",
-    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "relu6",
-    "reorder_lod_tensor_by_rank", "reshape",
-    "resize_bilinear", "resize_nearest", "reverse", "roll", "round", "rsqrt", "scale", "scatter", "scatter_nd",
-    "scatter_nd_add", "selu",
-    "shape", "shrink_memory",
-    "sigmoid", "sigmoid_cross_entropy_with_logits", "sign", "sin", "size", "slice", "smooth_l1", "soft_relu", "softmax",
-    "softmax_with_cross_entropy", "softplus", "softshrink", "softsign", "split", "sqrt", "square",
-    "square_error_cost", "squeeze", "stack", "stanh", "sum", "sums", "swish", "switch_case", "tanh", "tanh_shrink",
-    "tensor_array_to_tensor", "thresholded_relu", "topk", "transpose", "tril", "triu", "uniform_random", "unsqueeze",
-    "unstack",
-    "where",
-    "while_loop", "zeros", "zeros_like",
+    "lrn", "lstm_unit", "matmul", "max_sequence_len", "maxout", "mean", "mean_iou", "mse_loss", "mul",
+    "natural_exp_decay", "noam_decay", "not_equal", "one_hot", "ones", "ones_like", "pad", "pad2d", "pad_constant_like",
+    "piecewise_decay", "pixel_shuffle", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader", "range", "rank",
+    "read_file", "reciprocal", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
+    "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape", "resize_bilinear", "resize_nearest",
+    "reverse", "roll", "round", "row_conv", "rsqrt", "scale", "scatter", "scatter_nd", "scatter_nd_add", "selu",
+    "sequence_scatter", "shape", "shrink_memory", "shuffle_channel", "sigmoid", "sigmoid_cross_entropy_with_logits",
+    "sign", "sin", "size", "slice", "smooth_l1", "soft_relu", "softmax", "softmax_with_cross_entropy", "softplus",
+    "softshrink", "softsign", "space_to_depth", "split", "sqrt", "square", "square_error_cost", "squeeze", "stack",
+    "stanh", "sum", "sums", "swish", "switch_case", "tanh", "tanh_shrink", "tensor_array_to_tensor", "thresholded_relu",
+    "topk", "transpose", "tril", "triu", "uniform_random", "unsqueeze", "unstack", "where", "while_loop", "zeros",
+    "zeros_like"
 ]
 
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py

@@ -7,7 +7,10 @@ import pytest
 import minifluid as fluid
 from minifluid.ops.registry import get_op_spec, registered_ops
 
+from . import vision_cases
+
 rng = np.random.RandomState(0)
+_CASE_INPUTS = {p.values[0]: p.values[1] for p in vision_cases.CASES}  # op -> its last check_op case
 
 
 def _inputs(op):
@@ -17,6 +20,9 @@ def _inputs(op):
                                                                                        "paddings": [1, 1]}
     if op == "batch_norm":
         return (rng.randn(4, 3, 2, 2), rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5, None), {}
+    if op in _CASE_INPUTS:
+        case = _CASE_INPUTS[op]
+        return tuple(case["inputs"].get(s) for s in get_op_spec(op).inputs), case.get("attrs", {})
     return (rng.rand(3, 4) + 0.5,), {}
 
 
