@@ -5,6 +5,7 @@ from .activation import *  # noqa: F401,F403  (names in activation.__all__)
 from .compare import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .branching import *  # noqa: F401,F403
 from .dynamic_rnn import *  # noqa: F401,F403
@@ -34,7 +35,7 @@ from .tensor import (Print, assign, cast, concat, create_global_var, create_tens
 
 __all__ = [
     "DynamicRNN", "IfElse", "LayerHelper", "Print", "StaticRNN", "Switch", "While", "abs", "accuracy",
-    "adaptive_pool2d", "add_position_encoding", "affine_channel", "arange", "argmax", "argmin", "argsort",
+    "adaptive_pool2d", "add_position_encoding", "affine_channel", "allclose", "arange", "argmax", "argmin", "argsort",
     "array_length", "array_read", "array_to_lod_tensor", "array_write", "assign", "atan", "auc",
     "autoincreased_step_counter", "batch_norm", "beam_search", "beam_search_decode", "bmm", "brelu", "case", "cast",
     "ceil",
@@ -52,22 +53,26 @@ __all__ = [
     "greater_than", "group_norm", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "has_inf", "has_nan",
     "huber_loss", "im2sequence", "image_resize", "increment", "index_sample", "index_select", "instance_norm",
     "inverse_time_decay", "is_empty",
-    "isfinite", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu", "less_equal", "less_than",
+    "isfinite", "kron", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu", "less_equal", "less_than",
     "linear_chain_crf", "linear_lr_warmup", "linspace", "lod_rank_table", "lod_tensor_to_array", "log", "log1p",
     "log_loss", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsigmoid", "logsumexp",
-    "lrn", "lstm_unit", "matmul", "max_sequence_len", "maxout", "mean", "mean_iou", "mse_loss", "mul",
+    "lrn", "lstm_unit", "matmul", "max_sequence_len", "maxout", "mean", "mean_iou", "meshgrid", "mse_loss", "mul",
+    "multiplex",
     "natural_exp_decay", "noam_decay", "nonzero", "not_equal", "one_hot", "ones", "ones_like", "pad", "pad2d",
     "pad_constant_like",
-    "piecewise_decay", "pixel_shuffle", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader", "range", "rank",
+    "piecewise_decay", "pixel_shuffle", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader", "randint", "randn",
+    "randperm", "range", "rank",
     "read_file", "reciprocal", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
     "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape", "resize_bilinear", "resize_nearest",
     "reverse", "roll", "round", "row_conv", "rsqrt", "scale", "scatter", "scatter_nd", "scatter_nd_add", "selu",
-    "sequence_scatter", "shape", "shrink_memory", "shuffle_channel", "sigmoid", "sigmoid_cross_entropy_with_logits",
+    "sequence_scatter", "shape", "shard_index", "shrink_memory", "shuffle_channel", "sigmoid",
+    "sigmoid_cross_entropy_with_logits",
     "sign", "sin", "size", "slice", "smooth_l1", "soft_relu", "softmax", "softmax_with_cross_entropy", "softplus",
     "softshrink", "softsign", "space_to_depth", "split", "sqrt", "square", "square_error_cost", "squeeze", "stack",
-    "stanh", "sum", "sums", "swish", "switch_case", "t", "tanh", "tanh_shrink", "tensor_array_to_tensor",
+    "stanh", "strided_slice", "sum", "sums", "swish", "switch_case", "t", "tanh", "tanh_shrink",
+    "tensor_array_to_tensor",
     "thresholded_relu",
-    "topk", "transpose", "tril", "triu", "uniform_random", "uniform_random_batch_size_like", "unique",
+    "topk", "trace", "transpose", "tril", "triu", "uniform_random", "uniform_random_batch_size_like", "unique",
     "unique_with_counts", "unsqueeze", "unstack", "where", "while_loop", "zeros",
     "zeros_like"
 ]

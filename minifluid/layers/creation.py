@@ -1,6 +1,6 @@
 """Tensor-making layers of fluid 1.8: ones_like, zeros_like, full, full_like, create_parameter, range, arange,
 linspace, eye, diag, size, rank, uniform_random_batch_size_like,
-gaussian_random_batch_size_like. Their outputs need no gradient, as in fluid."""
+gaussian_random_batch_size_like, randint, randn, randperm. Their outputs need no gradient, as in fluid."""
 import numbers
 
 import numpy as np
@@ -11,11 +11,12 @@ from ..initializer import Initializer
 from ..param_attr import ParamAttr
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
-from .manip import _op, stack
+from .manip import _op, gaussian_random, stack
 from .tensor import assign, cast, fill_constant
 
 __all__ = ["arange", "create_parameter", "diag", "eye", "full", "full_like", "gaussian_random_batch_size_like",
-           "linspace", "ones_like", "range", "rank", "size", "uniform_random_batch_size_like", "zeros_like"]
+           "linspace", "ones_like", "randint", "randn", "randperm", "range", "rank", "size",
+           "uniform_random_batch_size_like", "zeros_like"]
 
 _LIKE = ("bool", "float32", "float64", "int32", "int64")
 _RANGE = ("float32", "float64", "int32", "int64")
@@ -201,3 +202,50 @@ def gaussian_random_batch_size_like(input, shape, input_dim_idx=0, output_dim_id
     return _random_batch_size_like("gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx,
                                    output_dim_idx, seed, {"mean": float(mean), "std": float(std)},
                                    ("float16", "float32", "float64"))
+
+
+def _shape_list(shape, api):
+    check_type(shape, "shape", (list, tuple), api)
+    if not shape or any(not isinstance(d, (int, np.integer)) or d <= 0 for d in shape):
+        raise ValueError(f"{api}: 'shape' must be a non-empty list of positive ints, got {list(shape)}")
+    return [int(d) for d in shape]
+
+
+def _maybe_into(out, result):
+    return result if out is None else assign(result, out)
+
+
+def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_gradient=False, seed=0, name=None):
+    """Integers drawn uniformly from ``[low, high)`` (``[0, low)`` when ``high`` is None), of ``shape`` ([1] by
+    default) and ``dtype`` (int64 by default); ``seed`` 0 draws fresh numbers each run."""
+    dtype = check_dtype("int64" if dtype is None else dtype, "dtype", ("int32", "int64"), "randint")
+    shape = _shape_list([1] if shape is None else shape, "randint")
+    low, high = (0, low) if high is None else (low, high)
+    if low >= high:
+        raise ValueError(f"randint's low must less then high, but received low = {low}, high = {high}")
+    result = _op("randint", {}, {"shape": shape, "low": int(low), "high": int(high), "dtype": dtype,
+                                 "seed": int(seed)}, dtype, name)
+    result = _maybe_into(out, result)
+    result.stop_gradient = stop_gradient
+    return result
+
+
+def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    """Standard normal samples of ``shape`` and ``dtype`` (float32 by default)."""
+    dtype = check_dtype("float32" if dtype is None else dtype, "dtype", ("float32", "float64"), "randn")
+    result = _maybe_into(out, gaussian_random(_shape_list(shape, "randn"), dtype=dtype, name=name))
+    result.stop_gradient = stop_gradient
+    return result
+
+
+def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0):
+    """A random permutation of ``0 .. n-1``."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"The input n should be greater than 0 in randperm op, got {n!r}")
+    dtype = check_dtype(dtype, "dtype", ("int64", "int32"), "randperm")
+    if device not in (None, "cpu", "gpu"):
+        raise ValueError(f"The input device should in [None, 'cpu', 'gpu'], got {device!r}")
+    check_type(stop_gradient, "stop_gradient", (bool,), "randperm")
+    result = _maybe_into(out, _op("randperm", {}, {"n": n, "dtype": dtype, "seed": int(seed)}, dtype))
+    result.stop_gradient = stop_gradient
+    return result

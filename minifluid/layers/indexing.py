@@ -1,6 +1,6 @@
 """Indexing and order layers of fluid 1.8: gather_nd, scatter_nd_add, scatter_nd, where, nonzero, reverse, flip,
 roll, tril, triu, expand_as, cumsum (ops in ops/nd_index.py); index_select, index_sample, unique,
-unique_with_counts (ops/select.py)."""
+unique_with_counts, strided_slice, multiplex, shard_index (ops/select.py)."""
 from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
@@ -8,8 +8,9 @@ from .creation import check_type
 from .manip import _op, slice
 from .tensor import reshape, zeros
 
-__all__ = ["cumsum", "expand_as", "flip", "gather_nd", "index_sample", "index_select", "nonzero", "reverse", "roll",
-           "scatter_nd", "scatter_nd_add", "tril", "triu", "unique", "unique_with_counts", "where"]
+__all__ = ["cumsum", "expand_as", "flip", "gather_nd", "index_sample", "index_select", "multiplex", "nonzero",
+           "reverse", "roll", "scatter_nd", "scatter_nd_add", "shard_index", "strided_slice", "tril", "triu", "unique",
+           "unique_with_counts", "where"]
 
 _INDEX = ("int32", "int64")
 
@@ -152,3 +153,44 @@ def cumsum(x, axis=None, exclusive=None, reverse=None):
     check_type(x, "x", (Variable,), "cumsum")
     attrs = {k: v for k, v in (("axis", axis), ("exclusive", exclusive), ("reverse", reverse)) if v is not None}
     return _op("cumsum", {"X": [x]}, attrs, x.dtype)
+
+
+def strided_slice(input, axes, starts, ends, strides):
+    """``input[start:end:stride]`` along each of ``axes`` (Python's slice rules); ``starts``, ``ends`` and
+    ``strides`` are int lists or 1-D int32 Variables."""
+    check_variable_and_dtype(input, "input", ("float32", "float64", "int32", "int64"), "strided_slice")
+    check_type(axes, "axes", (list, tuple), "strided_slice")
+    inputs, attrs = {"Input": [input]}, {"axes": list(axes), "infer_flags": [1] * len(axes)}
+    for value, name, slot in ((starts, "starts", "StartsTensor"), (ends, "ends", "EndsTensor"),
+                              (strides, "strides", "StridesTensor")):
+        check_type(value, name, (list, tuple, Variable), "strided_slice")
+        if isinstance(value, Variable):
+            check_variable_and_dtype(value, name, ("int32",), "strided_slice")
+            inputs[slot], attrs[name] = [value], [-1] * len(axes)
+        elif any(isinstance(v, Variable) for v in value):
+            raise TypeError(f"strided_slice: '{name}' must be all ints or one int32 Variable, not a list holding "
+                            "Variables")
+        else:
+            attrs[name] = [int(v) for v in value]
+    return _op("strided_slice", inputs, attrs, input.dtype)
+
+
+def multiplex(inputs, index):
+    """Row i of the result is row i of ``inputs[index[i]]`` (``index``: int ``[N, 1]``)."""
+    check_type(inputs, "inputs", (list,), "multiplex")
+    if len(inputs) < 2:
+        raise ValueError("inputs should be a list object with at least 2 elements.")
+    for i, x in enumerate(inputs):
+        check_variable_and_dtype(x, f"input[{i}]", ("float32", "float64", "int32", "int64"), "multiplex")
+    check_variable_and_dtype(index, "index", _INDEX, "multiplex")
+    return _op("multiplex", {"X": list(inputs), "Ids": [index]}, {}, inputs[0].dtype)
+
+
+def shard_index(input, index_num, nshards, shard_id, ignore_value=-1):
+    """Each index's offset inside shard ``shard_id`` of ``nshards`` equal shards of ``[0, index_num)``, or
+    ``ignore_value`` where the index lies in another shard."""
+    check_variable_and_dtype(input, "input", ("int64",), "shard_index")
+    if shard_id < 0 or shard_id >= nshards:
+        raise ValueError(f"The shard_id({shard_id}) should be in [0, {nshards})")
+    return _op("shard_index", {"X": [input]}, {"index_num": index_num, "nshards": nshards, "shard_id": shard_id,
+                                              "ignore_value": ignore_value}, input.dtype, stop_gradient=True)

@@ -1,5 +1,5 @@
-"""Selection ops of fluid 1.8: index_select, index_sample (gradients add up at repeated indices), unique and
-unique_with_counts (no gradient), dot (row-wise inner products)."""
+"""Selection ops of fluid 1.8: index_select, index_sample (gradients add up at repeated indices), strided_slice,
+multiplex, unique, unique_with_counts and shard_index (no gradient), dot (row-wise inner products)."""
 import numpy as np
 
 from ..dtypes import to_numpy_dtype
@@ -109,3 +109,76 @@ def _dot_forward(attrs, x, y):
 def _dot_backward(attrs, ins, outs, douts, need):
     (x, y), dout = ins, douts[0]
     return (dout * y if need[0] else None), (dout * x if need[1] else None)
+
+
+# --- strided_slice: x[start:end:stride] along the listed axes (Python's slice rules) -------------------------------
+def _strided_slices(attrs, shape, starts=None, ends=None, strides=None):
+    axes = list(attrs["axes"])
+    starts = list(attrs["starts"]) if starts is None else [int(v) for v in starts.reshape(-1)]
+    ends = list(attrs["ends"]) if ends is None else [int(v) for v in ends.reshape(-1)]
+    strides = list(attrs["strides"]) if strides is None else [int(v) for v in strides.reshape(-1)]
+    if not len(axes) == len(starts) == len(ends) == len(strides):
+        raise ValueError(f"strided_slice: axes, starts, ends and strides must have one length, got {len(axes)}, "
+                         f"{len(starts)}, {len(ends)} and {len(strides)}")
+    if 0 in strides:
+        raise ValueError("strided_slice: a stride of 0 is not allowed")
+    index = [slice(None)] * len(shape)
+    for axis, start, end, stride in zip(axes, starts, ends, strides):
+        if not 0 <= axis < len(shape):
+            raise ValueError(f"strided_slice: axis {axis} is out of range for an input of rank {len(shape)}")
+        index[axis] = slice(start, end, stride)
+    return tuple(index)
+
+
+def _strided_slice_infer(attrs, x, *tensors):
+    index = _strided_slices(attrs, x.shape)
+    if any(t is not None for t in tensors):
+        return (tuple(-1 if s != slice(None) else d for s, d in zip(index, x.shape)), x.dtype)
+    return (tuple(len(range(*s.indices(d))) if d >= 0 else -1 for s, d in zip(index, x.shape)), x.dtype)
+
+
+@register_op("strided_slice", inputs=("Input", "StartsTensor", "EndsTensor", "StridesTensor"), outputs=("Out",),
+             optional=("StartsTensor", "EndsTensor", "StridesTensor"),
+             no_grad_inputs=("StartsTensor", "EndsTensor", "StridesTensor"),
+             attrs={"axes": [], "starts": [], "ends": [], "strides": [], "infer_flags": []},
+             infer_shape=_strided_slice_infer)
+def _strided_slice_forward(attrs, x, starts, ends, strides):
+    return x[_strided_slices(attrs, x.shape, starts, ends, strides)].copy()
+
+
+@register_grad("strided_slice")
+def _strided_slice_backward(attrs, ins, outs, douts, need):
+    x, starts, ends, strides = ins
+    dx = array_module(x).zeros_like(x)
+    dx[_strided_slices(attrs, x.shape, starts, ends, strides)] = douts[0]
+    return dx, None, None, None
+
+
+# --- multiplex: row i of the output is row i of X[Ids[i]] ----------------------------------------------------------
+@register_op("multiplex", inputs=("X", "Ids"), outputs=("Out",), duplicable=("X",), no_grad_inputs=("Ids",),
+             infer_shape=lambda attrs, xs, ids: (xs[0].shape, xs[0].dtype))
+def _multiplex_forward(attrs, xs, ids):
+    rows = ids.reshape(-1)
+    if rows.size and (rows.min() < 0 or rows.max() >= len(xs)):
+        raise IndexError(f"multiplex: Ids must be in [0, {len(xs)}), got values from {rows.min()} to {rows.max()}")
+    xp = array_module(xs[0])
+    return xp.stack(xs)[rows, xp.arange(rows.size)]
+
+
+@register_grad("multiplex")
+def _multiplex_backward(attrs, ins, outs, douts, need):
+    (xs, ids), dout = ins, douts[0]
+    rows = ids.reshape(-1)
+    xp = array_module(dout)
+    mask = (rows[None, :] == xp.arange(len(xs))[:, None]).reshape((len(xs), -1) + (1,) * (dout.ndim - 1))
+    return [dout * m for m in mask], None
+
+
+# --- shard_index: an index's position inside its shard, or ignore_value outside shard_id ---------------------------
+@register_op("shard_index", inputs=("X",), outputs=("Out",), no_gradient=True,
+             attrs={"index_num": 0, "nshards": 1, "shard_id": 0, "ignore_value": -1},
+             infer_shape=lambda attrs, x: (x.shape, x.dtype))
+def _shard_index_forward(attrs, x):
+    size = (attrs["index_num"] + attrs["nshards"] - 1) // attrs["nshards"]
+    inside = x // size == attrs["shard_id"]
+    return array_module(x).where(inside, x - attrs["shard_id"] * size, attrs["ignore_value"]).astype(x.dtype)

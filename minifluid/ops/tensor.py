@@ -131,3 +131,15 @@ for _name, (_draw, _attrs) in {
                 infer_shape=lambda attrs, x: (_batch_like_shape(attrs, x.shape), convert_dtype(attrs["dtype"])))(
         lambda attrs, x, draw=_draw: draw(_rng(attrs), attrs, _batch_like_shape(attrs, x.shape)).astype(
             to_numpy_dtype(attrs["dtype"])))
+
+
+@register_op("randint", inputs=(), outputs=("Out",), no_gradient=True,
+             attrs={"shape": [1], "low": 0, "high": 1, "dtype": "int64", "seed": 0}, infer_shape=_shape_dtype_infer)
+def _randint_forward(attrs):
+    return _rng(attrs).randint(attrs["low"], attrs["high"], size=attrs["shape"]).astype(to_numpy_dtype(attrs["dtype"]))
+
+
+@register_op("randperm", inputs=(), outputs=("Out",), no_gradient=True, attrs={"n": 1, "dtype": "int64", "seed": 0},
+             infer_shape=lambda attrs: ((attrs["n"],), convert_dtype(attrs["dtype"])))
+def _randperm_forward(attrs):
+    return _rng(attrs).permutation(attrs["n"]).astype(to_numpy_dtype(attrs["dtype"]))

@@ -122,3 +122,30 @@ case("unique", inputs={"X": UNIQ},
      reference=lambda X: (np.array([5, 2, 7, 9]), np.array([0, 1, 0, 2, 1, 1, 3], np.int32)))
 case("unique_with_counts", inputs={"X": UNIQ.astype(np.float64)}, attrs={"dtype": "int64"},
      reference=lambda X: (np.array([5.0, 2.0, 7.0, 9.0]), np.array([0, 1, 0, 2, 1, 1, 3]), np.array([2, 3, 1, 1])))
+
+# --- strided_slice / multiplex / trace / kron (differentiable), shard_index / allclose (forward only) ------------
+case("strided_slice", inputs={"Input": normal(4, 5, 3)},
+     attrs={"axes": [0, 1, 2], "starts": [1, -1, 0], "ends": [4, -6, 3], "strides": [2, -2, 1]},
+     reference=lambda Input: Input[1:4:2, -1:-6:-2, 0:3])
+case("strided_slice", "clamped", inputs={"Input": normal(4, 5)},
+     attrs={"axes": [1], "starts": [-100], "ends": [100], "strides": [3]}, reference=lambda Input: Input[:, ::3])
+case("multiplex", inputs={"X": [normal(4, 3), normal(4, 3), normal(4, 3)], "Ids": np.array([[2], [0], [2], [1]])},
+     reference=lambda X, Ids: np.stack([X[k][i] for i, k in enumerate(Ids[:, 0])]))
+case("trace", inputs={"Input": normal(3, 4)},
+     reference=lambda Input: np.array([Input[0, 0] + Input[1, 1] + Input[2, 2]]))
+case("trace", "offset-dims", inputs={"Input": normal(2, 3, 4)}, attrs={"offset": -1, "dim1": 2, "dim2": 0},
+     reference=lambda Input: Input[0, :, 1] + Input[1, :, 2])  # axis-0 index = axis-2 index - 1
+case("kron", inputs={"X": normal(2, 3), "Y": normal(3, 2)},
+     reference=lambda X, Y: np.block([[X[i, j] * Y for j in range(3)] for i in range(2)]))
+case("kron", "ranks", inputs={"X": normal(3), "Y": normal(2, 2)},
+     reference=lambda X, Y: np.block([[X[j] * Y for j in range(3)]]))
+case("shard_index", inputs={"X": np.array([[1], [6], [12], [19]], np.int64)},
+     attrs={"index_num": 20, "nshards": 2, "shard_id": 0, "ignore_value": -1},
+     reference=lambda X: np.array([[1], [6], [-1], [-1]]))
+case("shard_index", "shard1", inputs={"X": np.array([[1], [6], [12], [19]], np.int64)},
+     attrs={"index_num": 20, "nshards": 2, "shard_id": 1, "ignore_value": -5},
+     reference=lambda X: np.array([[-5], [-5], [2], [9]]))
+case("allclose", inputs={"Input": np.array([1.0, np.nan]), "Other": np.array([1.0 + 1e-9, np.nan])},
+     attrs={"equal_nan": True}, reference=lambda Input, Other: np.array([True]))
+case("allclose", "far", inputs={"Input": np.array([1.0, 2.0]), "Other": np.array([1.0, 2.1])},
+     reference=lambda Input, Other: np.array([False]))

@@ -48,6 +48,15 @@ def run(build, feed=None):
      "(input, shape, dtype='float32', input_dim_idx=0, output_dim_idx=0, min=-1.0, max=1.0, seed=0)"),
     ("gaussian_random_batch_size_like",
      "(input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0, dtype='float32')"),
+    ("strided_slice", "(input, axes, starts, ends, strides)"), ("multiplex", "(inputs, index)"),
+    ("shard_index", "(input, index_num, nshards, shard_id, ignore_value=-1)"),
+    ("trace", "(input, offset=0, dim1=0, dim2=1, out=None, name=None)"), ("kron", "(x, y, out=None, name=None)"),
+    ("allclose", "(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, name=None)"),
+    ("meshgrid", "(input, name=None)"),
+    ("randint", "(low, high=None, shape=None, out=None, dtype=None, device=None, stop_gradient=False, seed=0, "
+                "name=None)"),
+    ("randn", "(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None)"),
+    ("randperm", "(n, out=None, dtype='int64', device=None, stop_gradient=True, seed=0)"),
 ])
 def test_signature_is_fluids(name, signature):
     assert str(inspect.signature(getattr(L, name))) == signature
@@ -331,3 +340,53 @@ def test_selection_errors():
             L.unique_with_counts(fluid.data("k", [3, 2]))
         with pytest.raises(ValueError, match="input_dim_idx \\(2\\) must be in \\[0, 2\\)"):
             L.uniform_random_batch_size_like(fluid.data("m", [3, 2]), [-1], input_dim_idx=2)
+
+
+def test_strided_slice_meshgrid_linalg_layers():
+    def build():
+        x = fluid.data("x", [3, 4])
+        x.stop_gradient = False
+        stops = L.assign(np.array([0], "int32"))
+        sliced = L.strided_slice(x, [0, 1], [0, -1], [3, 0], [2, -1])
+        by_tensor = L.strided_slice(x, [1], [3], stops, L.assign(np.array([-2], "int32")))
+        gx, gy = L.meshgrid([L.assign(np.array([1.0, 2.0], "float32")), L.assign(np.array([3.0, 4.0, 5.0],
+                                                                                          "float32"))])
+        (dx,) = fluid.gradients([L.reduce_sum(sliced)], [x])
+        return (sliced, by_tensor, gx, gy, dx, L.trace(x, offset=1), L.kron(x, L.ones([1, 2], "float32")),
+                L.allclose(x, x + 1e-9), L.shard_index(L.assign(np.array([[3], [9]], "int64")), 10, 2, 1),
+                L.multiplex([x, x * 10.0], L.assign(np.array([[1], [0], [1]], "int32"))))
+    xv = np.arange(12, dtype="float32").reshape(3, 4)
+    outs, (sliced, by_tensor, gx, gy, dx, tr, kr, close, shard, mux) = run(build, {"x": xv})
+    np.testing.assert_array_equal(sliced, xv[0:3:2, -1:0:-1])
+    assert outs[0].shape == (2, 3) and outs[1].shape == (3, -1)
+    np.testing.assert_array_equal(by_tensor, xv[:, 3:0:-2])
+    assert gx.tolist() == [[1.0] * 3, [2.0] * 3] and gy.tolist() == [[3.0, 4.0, 5.0]] * 2
+    want = np.zeros_like(xv)
+    want[0:3:2, -1:0:-1] = 1.0
+    np.testing.assert_array_equal(dx, want)
+    assert tr.tolist() == [1.0 + 6.0 + 11.0]
+    np.testing.assert_array_equal(kr, np.repeat(xv, 2, axis=1))
+    assert close.tolist() == [True] and shard.tolist() == [[-1], [4]]
+    np.testing.assert_array_equal(mux, [xv[0] * 10, xv[1], xv[2] * 10])
+
+
+def test_random_layers():
+    def build():
+        return (L.randint(3, shape=[50]), L.randint(-2, 2, shape=[2, 3], dtype="int32", seed=5), L.randn([4, 2]),
+                L.randperm(6), L.randperm(6, seed=9), L.randperm(6, seed=9))
+    outs, (a, b, n, p, p1, p2) = run(build)
+    assert a.dtype == np.int64 and a.shape == (50,) and set(a.tolist()) == {0, 1, 2}
+    assert b.dtype == np.int32 and b.shape == (2, 3) and b.min() >= -2 and b.max() < 2
+    assert n.dtype == np.float32 and n.shape == (4, 2) and len(set(n.ravel())) == 8
+    assert sorted(p.tolist()) == list(range(6)) and p1.tolist() == p2.tolist() and outs[3].stop_gradient
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(ValueError, match="randint's low must less then high, but received low = 3, high = 3"):
+            L.randint(3, 3)
+        with pytest.raises(ValueError, match="The input n should be greater than 0 in randperm op"):
+            L.randperm(0)
+        with pytest.raises(ValueError, match="The shard_id\\(2\\) should be in \\[0, 2\\)"):
+            L.shard_index(fluid.data("i", [2, 1], dtype="int64"), 10, 2, 2)
+        with pytest.raises(TypeError, match="strided_slice: 'starts' must be all ints or one int32 Variable"):
+            L.strided_slice(fluid.data("s", [3]), [0], [fluid.data("v", [1], dtype="int32")], [2], [1])
+        with pytest.raises(ValueError, match="inputs should be a list object with at least 2 elements"):
+            L.multiplex([fluid.data("m", [2, 2])], fluid.data("k", [2, 1], dtype="int32"))

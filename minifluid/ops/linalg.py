@@ -1,0 +1,82 @@
+"""Matrix-shaped ops of fluid 1.8: trace, kron (with gradients), allclose (no gradient)."""
+import numpy as np
+
+from .registry import array_module, register_grad, register_op
+
+
+# --- trace: sums along a diagonal of two dimensions ------------------------------------------------------------
+def _trace_dims(attrs, ndim):
+    d1, d2 = attrs["dim1"], attrs["dim2"]
+    if ndim < 2 or not (-ndim <= d1 < ndim and -ndim <= d2 < ndim) or d1 % ndim == d2 % ndim:
+        raise ValueError(f"trace: the input must be at least 2-D and dim1 ({d1}), dim2 ({d2}) two different "
+                         f"dimensions in [-{ndim}, {ndim}), got an input of rank {ndim}")
+    return d1 % ndim, d2 % ndim
+
+
+def _trace_infer(attrs, x):
+    d1, d2 = _trace_dims(attrs, len(x.shape))
+    return (tuple(d for i, d in enumerate(x.shape) if i not in (d1, d2)) or (1,), x.dtype)
+
+
+@register_op("trace", inputs=("Input",), outputs=("Out",), attrs={"offset": 0, "dim1": 0, "dim2": 1},
+             infer_shape=_trace_infer)
+def _trace_forward(attrs, x):
+    d1, d2 = _trace_dims(attrs, x.ndim)
+    out = array_module(x).trace(x, attrs["offset"], d1, d2)
+    return array_module(x).asarray(out, dtype=x.dtype).reshape(out.shape or (1,))
+
+
+def _diagonal_positions(xp, rows, cols, offset):
+    """Row and column indices of diagonal ``offset`` of a rows x cols matrix."""
+    start_r, start_c = max(-offset, 0), max(offset, 0)
+    n = max(min(rows - start_r, cols - start_c), 0)
+    return xp.arange(n) + start_r, xp.arange(n) + start_c
+
+
+@register_grad("trace")
+def _trace_backward(attrs, ins, outs, douts, need):
+    x, dout = ins[0], douts[0]
+    xp = array_module(x)
+    d1, d2 = _trace_dims(attrs, x.ndim)
+    dx = xp.zeros_like(x)
+    view = xp.moveaxis(dx, (d1, d2), (-2, -1))  # a view: writing it writes dx
+    r, c = _diagonal_positions(xp, view.shape[-2], view.shape[-1], attrs["offset"])
+    view[..., r, c] = dout.reshape(view.shape[:-2] + (1,))
+    return (dx,)
+
+
+# --- kron: the Kronecker product (the lower-rank operand padded with leading 1s) ---------------------------------
+def _kron_shapes(x_shape, y_shape):
+    n = max(len(x_shape), len(y_shape))
+    return (1,) * (n - len(x_shape)) + tuple(x_shape), (1,) * (n - len(y_shape)) + tuple(y_shape)
+
+
+@register_op("kron", inputs=("X", "Y"), outputs=("Out",),
+             infer_shape=lambda attrs, x, y: (tuple(a * b if a >= 0 and b >= 0 else -1
+                                                    for a, b in zip(*_kron_shapes(x.shape, y.shape))), x.dtype))
+def _kron_forward(attrs, x, y):
+    return array_module(x).kron(x, y).astype(x.dtype, copy=False)
+
+
+@register_grad("kron")
+def _kron_backward(attrs, ins, outs, douts, need):
+    (x, y), dout = ins, douts[0]
+    xs, ys = _kron_shapes(x.shape, y.shape)
+    n = len(xs)
+    # out[i0*y0 + j0, ...] = x[i0, ...] * y[j0, ...]: view dout as [x0, y0, x1, y1, ...]
+    d = dout.reshape([s for pair in zip(xs, ys) for s in pair])
+    xv, yv = x.reshape(xs), y.reshape(ys)
+    x_axes, y_axes = tuple(range(0, 2 * n, 2)), tuple(range(1, 2 * n, 2))
+    xp = array_module(x)
+    dx = (d * xp.expand_dims(yv, x_axes)).sum(axis=y_axes).reshape(x.shape) if need[0] else None
+    dy = (d * xp.expand_dims(xv, y_axes)).sum(axis=x_axes).reshape(y.shape) if need[1] else None
+    return dx, dy
+
+
+# --- allclose: |input - other| <= atol + rtol * |other| everywhere ----------------------------------------------
+@register_op("allclose", inputs=("Input", "Other"), outputs=("Out",), no_gradient=True,
+             attrs={"rtol": 1e-05, "atol": 1e-08, "equal_nan": False}, infer_shape=lambda attrs, x, y: ((1,), "bool"))
+def _allclose_forward(attrs, x, other):
+    close = array_module(x).allclose(x, other, rtol=float(attrs["rtol"]), atol=float(attrs["atol"]),
+                                     equal_nan=attrs["equal_nan"])
+    return np.array([bool(close)])
