@@ -140,5 +140,5 @@ class Conv2DTranspose(Layer):
         return out if self._act is None else apply(self._act, {"X": out})
 
 
-for _layer in (Conv2DTranspose, Embedding, LayerNorm, PRelu):
+for _layer in (Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
