@@ -52,8 +52,10 @@ pixel_shuffle, space_to_depth, shuffle_channel, maxout, affine_channel (ops/rear
 pad_constant_like (ops/crop.py) and their layers (layers/vision.py) raise it by 331, what they came to.
 row_conv, add_position_encoding, sequence_scatter and im2sequence (ops/sequence_window.py with their layers)
 raise it by 194, what they came to: with the two lines above +657, to 19,971 with main's 19,314.
+More fluid 1.8 tensor layers (full, full_like, linspace, scatter_nd, flip, roll, tril, triu, has_inf, has_nan,
+isfinite, erf, logsumexp, mse_loss) raise it by 161, what they came to (19,160 before them): to 20,132.
 fluid.dygraph.GroupNorm and InstanceNorm (with their names in fluid.__all__ and paddle.static) raise it by 29,
-what they came to, to 20,000.
+what they came to, to 20,161.
 """
 import ast
 import io
@@ -64,7 +66,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_000
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_161
 
 
 def code_lines(path):

@@ -23,7 +23,6 @@ REPLACEMENTS = {
     "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.static.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
-    "paddle.fluid.layers.mse_loss": "fluid.layers.reduce_mean(fluid.layers.square_error_cost(input, label))",
     "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.dygraph.Sequential": "paddle.nn.Sequential(*layers)",
@@ -46,7 +45,7 @@ NOT_SUPPORTED_YET = {
     "control flow": {
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
-        "paddle.fluid.layers": "elementwise_equal allclose has_inf has_nan isfinite",
+        "paddle.fluid.layers": "elementwise_equal allclose",
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "recurrent layers": {
         "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
@@ -103,8 +102,8 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "AlphaDropout Dropout3D",
         "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": """asin acos erf clamp logsumexp kron cross dot dist addmm addcmul bmm t trace
-            meshgrid diag_embed bilinear_tensor_product multiplex""",
+        "paddle.fluid.layers": """asin acos clamp kron cross dot dist addmm addcmul bmm t trace meshgrid diag_embed
+            bilinear_tensor_product multiplex""",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var
@@ -112,16 +111,15 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": """scatter_nd strided_slice flip roll unique unique_with_counts
-            index_select index_sample nonzero shard_index hash merge_selected_rows get_tensor_from_selected_rows
-            tril triu""",
+        "paddle.fluid.layers": """strided_slice unique unique_with_counts index_select index_sample nonzero shard_index
+            hash merge_selected_rows get_tensor_from_selected_rows""",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
             is_tensor"""},
     "tensor creation and random numbers": {
-        "paddle.fluid.layers": """full full_like linspace uniform_random_batch_size_like
-            gaussian_random_batch_size_like randint randn randperm sampling_id""",
+        "paddle.fluid.layers": """uniform_random_batch_size_like gaussian_random_batch_size_like randint randn randperm
+            sampling_id""",
         "paddle": """create_parameter diag empty empty_like bernoulli multinomial randperm standard_normal
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},

@@ -11,7 +11,7 @@ from ..framework.variable import Variable
 from .helper import LayerHelper
 from .tensor import assign
 
-__all__ = ["abs", "atan", "brelu", "ceil", "cos", "elu", "exp", "floor", "gelu", "hard_shrink", "hard_sigmoid",
+__all__ = ["abs", "atan", "brelu", "ceil", "cos", "elu", "erf", "exp", "floor", "gelu", "hard_shrink", "hard_sigmoid",
            "hard_swish", "leaky_relu", "log", "log1p", "log_softmax", "logsigmoid", "pow", "prelu", "reciprocal",
            "relu6", "round", "rsqrt", "selu", "sign", "sin", "soft_relu", "softplus", "softshrink", "softsign", "sqrt",
            "stanh", "swish", "tanh_shrink", "thresholded_relu"]
@@ -140,3 +140,9 @@ def sign(x):
         x = assign(x)
     check_variable_and_dtype(x, "x", _FLOAT, "sign")
     return _append("sign", x, {})
+
+
+def erf(x):
+    """The error function, elementwise (float32 precision)."""
+    check_variable_and_dtype(x, "x", _FLOAT, "erf")
+    return _append("erf", x, {})

@@ -1,5 +1,5 @@
-"""Tensor-making layers of fluid 1.8: ones_like, zeros_like, create_parameter, range, arange, eye, diag,
-size, rank. Their outputs need no gradient (stop_gradient set), as in fluid."""
+"""Tensor-making layers of fluid 1.8: ones_like, zeros_like, full, full_like, create_parameter, range, arange,
+linspace, eye, diag, size, rank. Their outputs need no gradient (stop_gradient set), as in fluid."""
 import numbers
 
 import numpy as np
@@ -13,7 +13,8 @@ from .helper import LayerHelper
 from .manip import _op, stack
 from .tensor import assign, cast, fill_constant
 
-__all__ = ["arange", "create_parameter", "diag", "eye", "ones_like", "range", "rank", "size", "zeros_like"]
+__all__ = ["arange", "create_parameter", "diag", "eye", "full", "full_like", "linspace", "ones_like", "range", "rank",
+           "size", "zeros_like"]
 
 _LIKE = ("bool", "float32", "float64", "int32", "int64")
 _RANGE = ("float32", "float64", "int32", "int64")
@@ -51,6 +52,33 @@ def ones_like(x, out=None):
 def zeros_like(x, out=None):
     """A tensor of zeros shaped and typed like ``x`` (written into ``out`` when given)."""
     return _fill_like(x, out, "zeros_like", "fill_zeros_like", {})
+
+
+_FULL = ("bool", "float16", "float32", "float64", "int32", "int64")
+
+
+def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    """A tensor of ``shape`` (a list or tuple) and ``dtype`` (float32 by default) filled with ``fill_value``;
+    ``device`` is accepted and ignored (one place)."""
+    dtype = check_dtype("float32" if dtype is None else dtype, "create data type", _FULL, "full")
+    check_type(shape, "shape", (list, tuple), "full")
+    if out is not None:
+        check_type(out, "out", (Variable,), "full")
+    out = fill_constant(shape, dtype, fill_value, out=out)
+    out.stop_gradient = stop_gradient
+    return out
+
+
+def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    """A tensor shaped like ``input`` filled with ``fill_value``, of ``dtype`` (``input``'s by default)."""
+    check_type(input, "input", (Variable,), "full_like")
+    dtype = input.dtype if dtype is None else check_dtype(dtype, "dtype", _FULL, "full_like")
+    helper = LayerHelper("full_like")
+    out = out if out is not None else helper.create_variable_for_type_inference(dtype)
+    helper.append_op(type="fill_any_like", inputs={"X": [input]}, outputs={"Out": [out]},
+                     attrs={"value": float(fill_value), "dtype": dtype})
+    out.stop_gradient = stop_gradient
+    return out
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
@@ -91,6 +119,20 @@ def range(start, end, step, dtype):
 def arange(start, end, step=1, dtype=None, name=None):
     """``range`` with ``step`` 1 and ``dtype`` float32 by default."""
     return _range(start, end, step, "float32" if dtype is None else dtype, "range")
+
+
+def linspace(start, stop, num, dtype):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (both included), a 1-D tensor of ``dtype``."""
+    dtype = check_dtype(dtype, "dtype", ("float32", "float64"), "linspace")
+    bounds = []
+    for value, name, dtypes in ((start, "start", (dtype,)), (stop, "stop", (dtype,)), (num, "num", ("int32",))):
+        check_type(value, name, (numbers.Real, Variable), "linspace")
+        if isinstance(value, Variable):
+            check_variable_and_dtype(value, name, dtypes, "linspace")
+        else:
+            value = fill_constant([1], dtypes[0], value)
+        bounds.append(value)
+    return _op("linspace", {"Start": [bounds[0]], "Stop": [bounds[1]], "Num": [bounds[2]]}, {}, dtype)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):

@@ -1,11 +1,13 @@
-"""N-d indexing and order layers of fluid 1.8: gather_nd, scatter_nd_add, where, reverse, expand_as, cumsum
-(ops in ops/nd_index.py)."""
+"""N-d indexing and order layers of fluid 1.8: gather_nd, scatter_nd_add, scatter_nd, where, reverse, flip, roll,
+tril, triu, expand_as, cumsum (ops in ops/nd_index.py)."""
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_type
 from .manip import _op
+from .tensor import reshape, zeros
 
-__all__ = ["cumsum", "expand_as", "gather_nd", "reverse", "scatter_nd_add", "where"]
+__all__ = ["cumsum", "expand_as", "flip", "gather_nd", "reverse", "roll", "scatter_nd", "scatter_nd_add", "tril",
+           "triu", "where"]
 
 _INDEX = ("int32", "int64")
 
@@ -28,6 +30,12 @@ def scatter_nd_add(ref, index, updates, name=None):
     return _op("scatter_nd_add", {"X": [ref], "Index": [index], "Updates": [updates]}, {}, ref.dtype, name)
 
 
+def scatter_nd(index, updates, shape, name=None):
+    """A zero tensor of ``shape`` with ``updates[i...]`` added at ``index[i...]`` (``scatter_nd_add`` on zeros)."""
+    check_type(updates, "updates", (Variable,), "scatter_nd")
+    return scatter_nd_add(zeros(shape, updates.dtype), index, updates, name)
+
+
 def where(condition):
     """The positions of ``condition``'s true elements: int64 ``[N, rank(condition)]`` in row-major order."""
     check_type(condition, "condition", (Variable,), "where")
@@ -39,6 +47,47 @@ def reverse(x, axis):
     check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64", "uint8"), "reverse")
     check_type(axis, "axis", (int, tuple, list), "reverse")
     return _op("reverse", {"X": [x]}, {"axis": [axis] if isinstance(axis, int) else list(axis)}, x.dtype)
+
+
+def flip(input, dims, name=None):
+    """``input`` flipped along each of ``dims`` (a list or tuple)."""
+    check_variable_and_dtype(input, "X", ("float16", "float32", "float64", "int32", "int64", "bool"), "flip")
+    check_type(dims, "dims", (list, tuple), "flip")
+    if not dims:
+        raise ValueError("flip: len(dims) must be greater than 0.")
+    return _op("flip", {"X": [input]}, {"dims": list(dims)}, input.dtype, name)
+
+
+def roll(input, shifts, dims=None):
+    """``input`` rolled by ``shifts`` along ``dims`` (ints or lists); with no ``dims``, over its flattened
+    elements."""
+    shifts, dims = [shifts] if isinstance(shifts, int) else shifts, [dims] if isinstance(dims, int) else dims
+    check_type(shifts, "shifts", (list, tuple), "roll")
+    if dims:
+        check_type(dims, "dims", (list, tuple), "roll")
+    x = input if dims else reshape(input, [-1, 1])
+    out = _op("roll", {"X": [x]}, {"shifts": list(shifts), "dims": list(dims) if dims else [0]}, input.dtype)
+    return out if dims else reshape(out, list(input.shape))
+
+
+def _triangle(input, diagonal, name, lower):
+    api = "tril" if lower else "triu"
+    check_variable_and_dtype(input, "x", ("float32", "float64", "int32", "int64"), api)
+    if len(input.shape) < 2:
+        raise ValueError(f"input shape in {api} must be at least 2-D, got {list(input.shape)}")
+    if not isinstance(diagonal, int) or isinstance(diagonal, bool):
+        raise TypeError(f"diagonal in {api} must be a python Int, got {type(diagonal).__name__}")
+    return _op("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": lower}, input.dtype, name)
+
+
+def tril(input, diagonal=0, name=None):
+    """``input`` with the elements above diagonal ``diagonal`` of its last two dimensions set to 0."""
+    return _triangle(input, diagonal, name, True)
+
+
+def triu(input, diagonal=0, name=None):
+    """``input`` with the elements below diagonal ``diagonal`` of its last two dimensions set to 0."""
+    return _triangle(input, diagonal, name, False)
 
 
 def expand_as(x, target_tensor, name=None):

@@ -1,9 +1,10 @@
 """Loss layers: softmax_with_cross_entropy, cross_entropy, square_error_cost, sigmoid_cross_entropy_with_logits,
-smooth_l1, log_loss, huber_loss, label_smooth."""
+smooth_l1, log_loss, huber_loss, label_smooth, mse_loss."""
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper, known_attrs
+from .math import reduce_mean
 
-__all__ = ["cross_entropy", "huber_loss", "label_smooth", "log_loss", "sigmoid_cross_entropy_with_logits",
+__all__ = ["cross_entropy", "huber_loss", "label_smooth", "log_loss", "mse_loss", "sigmoid_cross_entropy_with_logits",
            "smooth_l1", "softmax_with_cross_entropy", "square_error_cost"]
 
 _IGNORE_INDEX = -100
@@ -43,6 +44,13 @@ def square_error_cost(input, label):
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(type="square", inputs={"X": [diff]}, outputs={"Out": [out]})
     return out
+
+
+def mse_loss(input, label):
+    """The mean of ``(input - label) ** 2`` over all elements, shape [1]."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "mse_loss")
+    check_variable_and_dtype(label, "label", ("float32", "float64"), "mse_loss")
+    return reduce_mean(square_error_cost(input, label))
 
 
 def sigmoid_cross_entropy_with_logits(x, label, ignore_index=_IGNORE_INDEX, name=None, normalize=False):

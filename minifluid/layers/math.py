@@ -1,10 +1,12 @@
-"""Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul, mul, sum."""
+"""Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul, mul, sum, logsumexp,
+has_inf / has_nan / isfinite."""
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 
 __all__ = ["elementwise_add", "elementwise_div", "elementwise_floordiv", "elementwise_max", "elementwise_min",
-           "elementwise_mod", "elementwise_mul", "elementwise_pow", "elementwise_sub", "matmul", "mean", "mul",
+           "elementwise_mod", "elementwise_mul", "elementwise_pow", "elementwise_sub", "has_inf", "has_nan", "isfinite",
+           "logsumexp", "matmul", "mean", "mul",
            "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
            "scale", "sum"]
 
@@ -99,3 +101,38 @@ def sum(x):
     out = helper.create_variable_for_type_inference(helper.input_dtype("x"))
     helper.append_op(type="sum", inputs={"X": xs}, outputs={"Out": [out]}, attrs={"use_mkldnn": False})
     return out
+
+
+def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
+    """``log(reduce_sum(exp(x), dim, keepdim))`` (written into ``out`` when given), as fluid composes it."""
+    check_variable_and_dtype(x, "x", ("float32", "float64"), "logsumexp")
+    helper = LayerHelper("logsumexp", x=x, name=name)
+    exp = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="exp", inputs={"X": [x]}, outputs={"Out": [exp]})
+    total = reduce_sum(exp, dim, keepdim)
+    if out is not None:
+        check_variable_and_dtype(out, "out", (x.dtype,), "logsumexp")
+    out = out if out is not None else helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="log", inputs={"X": [total]}, outputs={"Out": [out]})
+    return out
+
+
+def _overflow_layer(op_type, api, dtype=None):
+    def layer(x):
+        if not isinstance(x, Variable):
+            raise TypeError(f"The type of 'x' in {api} must be Variable, but received {type(x).__name__}. ")
+        if dtype:
+            check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), api)
+        helper = LayerHelper(op_type, x=x)
+        out = helper.create_variable_for_type_inference(dtype or x.dtype, stop_gradient=True)
+        helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]})
+        return out
+    layer.__name__ = layer.__qualname__ = api
+    return layer
+
+
+has_inf, has_nan = _overflow_layer("isinf", "has_inf"), _overflow_layer("isnan", "has_nan")
+has_inf.__doc__ = "Whether any element of ``x`` is inf: 1 or 0 in ``x``'s dtype, shape [1]."
+has_nan.__doc__ = "Whether any element of ``x`` is nan: 1 or 0 in ``x``'s dtype, shape [1]."
+isfinite = _overflow_layer("isfinite", "isfinite", "bool")
+isfinite.__doc__ = "Whether every element of ``x`` is finite: bool, shape [1]."

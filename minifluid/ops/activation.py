@@ -29,6 +29,7 @@ _UNARY = {
     "exp": (lambda xp, x, a: xp.exp(x), lambda xp, x, y, d, a: d * y, {}),
     "log": (lambda xp, x, a: xp.log(x), lambda xp, x, y, d, a: d / x, {}),
     "log1p": (lambda xp, x, a: xp.log1p(x), lambda xp, x, y, d, a: d / (1 + x), {}),
+    "erf": (lambda xp, x, a: _erf(xp, x), lambda xp, x, y, d, a: d * 1.1283791670955126 * xp.exp(-x * x), {}),
     "sqrt": (lambda xp, x, a: xp.sqrt(x), lambda xp, x, y, d, a: d * 0.5 / y, {}),
     "rsqrt": (lambda xp, x, a: 1 / xp.sqrt(x), lambda xp, x, y, d, a: d * -0.5 * y * y * y, {}),
     "square": (lambda xp, x, a: x * x, lambda xp, x, y, d, a: d * 2 * x, {}),

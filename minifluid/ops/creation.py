@@ -1,4 +1,4 @@
-"""Tensor-making ops of fluid 1.8: range, eye, diag, size (none has a gradient, as in fluid)."""
+"""Tensor-making ops of fluid 1.8: range, linspace, eye, diag, size (none has a gradient, as in fluid)."""
 import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
@@ -27,10 +27,27 @@ def _range_forward(attrs, start, end, step):
         size = (abs(int(e) - int(s)) + abs(int(st)) - 1) // abs(int(st))
     else:
         size = int(np.ceil(abs((e - s) / st)))
-    steps = xp.full(size, st, dtype=start.dtype)
+    return _accumulate(xp, s, st, size, start.dtype)
+
+
+def _accumulate(xp, start, step, size, dtype):
+    """``start, start + step, (start + step) + step, ...``: ``size`` values summed in order, as fluid's loops."""
+    steps = xp.full(size, step, dtype=dtype)
     if size:
-        steps[0] = s
-    return xp.add.accumulate(steps, dtype=start.dtype)  # start + step + step ..., summed in order as fluid's loop
+        steps[0] = start
+    return xp.add.accumulate(steps, dtype=dtype)
+
+
+# --- linspace: num evenly spaced values from start to stop, both included ----------------------------------------
+@register_op("linspace", inputs=("Start", "Stop", "Num"), outputs=("Out",), no_gradient=True,
+             infer_shape=lambda attrs, s, e, n: ((-1,), s.dtype))
+def _linspace_forward(attrs, start, stop, num):
+    count = int(num.reshape(-1)[0])
+    if count <= 0:
+        raise ValueError(f"The num of linspace op should be larger than 0, but received num is {count}")
+    s, e = start.reshape(-1)[0], stop.reshape(-1)[0]
+    step = (e - s) / start.dtype.type(count - 1) if count > 1 else start.dtype.type(0)
+    return _accumulate(array_module(start), s, step, count, start.dtype)
 
 
 # --- eye: ones on the main diagonal --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""N-d indexing and order ops of fluid 1.8: gather_nd, scatter_nd_add, where_index, reverse, expand_as, cumsum.
+"""N-d indexing and order ops of fluid 1.8: gather_nd, scatter_nd_add, where_index, reverse, flip, roll, tril_triu,
+expand_as, cumsum.
 
 An N-d index is an integer tensor whose last dimension (K) names a position in the first K dimensions
 of the indexed tensor; ``tuple(np.moveaxis(index, -1, 0))`` turns it into one numpy fancy index, so
@@ -117,6 +118,69 @@ def _reverse_forward(attrs, x):
 @register_grad("reverse")
 def _reverse_backward(attrs, ins, outs, douts, need):
     return (_reverse_forward(attrs, douts[0]),)
+
+
+# --- flip (reverse under paddle 2's name and attribute), roll, tril_triu ---------------------------------------
+def _flip_infer(attrs, x):
+    _reverse_axes({"axis": attrs["dims"]}, len(x.shape))
+    return (x.shape, x.dtype)
+
+
+@register_op("flip", inputs=("X",), outputs=("Out",), attrs={"dims": []}, infer_shape=_flip_infer)
+def _flip_forward(attrs, x):
+    return _reverse_forward({"axis": attrs["dims"]}, x)
+
+
+@register_grad("flip")
+def _flip_backward(attrs, ins, outs, douts, need):
+    return (_flip_forward(attrs, douts[0]),)
+
+
+def _roll_args(attrs, ndim):
+    shifts, dims = list(attrs["shifts"]), list(attrs["dims"])
+    if len(shifts) != len(dims):
+        raise ValueError(f"roll: 'shifts' ({shifts}) and 'dims' ({dims}) must have the same length")
+    return shifts, tuple(_reverse_axes({"axis": dims}, ndim)) if dims else ()
+
+
+@register_op("roll", inputs=("X",), outputs=("Out",), attrs={"shifts": [], "dims": []},
+             infer_shape=lambda attrs, x: (_roll_args(attrs, len(x.shape)) and x.shape, x.dtype))
+def _roll_forward(attrs, x):
+    shifts, dims = _roll_args(attrs, x.ndim)
+    return array_module(x).roll(x, shifts, dims)
+
+
+@register_grad("roll")
+def _roll_backward(attrs, ins, outs, douts, need):
+    return (_roll_forward({**attrs, "shifts": [-s for s in attrs["shifts"]]}, douts[0]),)
+
+
+def _triangle(attrs, x):
+    """``x`` with the elements above (lower) or below (upper) diagonal ``diagonal`` of its last two dims zeroed."""
+    xp = array_module(x)
+    rows, cols = x.shape[-2:]
+    keep = xp.tri(rows, cols, attrs["diagonal"], dtype=bool)  # j <= i + diagonal
+    if not attrs["lower"]:
+        keep = ~xp.tri(rows, cols, attrs["diagonal"] - 1, dtype=bool)  # j >= i + diagonal
+    return xp.where(keep, x, xp.zeros((), x.dtype))
+
+
+def _triangle_infer(attrs, x):
+    if len(x.shape) < 2:
+        raise ValueError(f"tril_triu: X must be at least 2-D, got shape {list(x.shape)}")
+    return (x.shape, x.dtype)
+
+
+@register_op("tril_triu", inputs=("X",), outputs=("Out",), attrs={"diagonal": 0, "lower": True},
+             infer_shape=_triangle_infer)
+def _tril_triu_forward(attrs, x):
+    _triangle_infer(attrs, x)
+    return _triangle(attrs, x)
+
+
+@register_grad("tril_triu")
+def _tril_triu_backward(attrs, ins, outs, douts, need):
+    return (_triangle(attrs, douts[0]),)
 
 
 # --- expand_as: tile X up to target_tensor's shape -------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""reduce_* ops (fluid attrs: dim (list), keep_dim, reduce_all); a 0-d result becomes shape [1].\nreduce_all / reduce_any take and give bool and have no gradient."""
+"""reduce_* ops (fluid attrs: dim (list), keep_dim, reduce_all); a 0-d result becomes shape [1].\nreduce_all / reduce_any take and give bool and have no gradient, as have isinf / isnan / isfinite."""
 from .registry import array_module, register_grad, register_op
 
 _ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
@@ -74,3 +74,12 @@ def _register_logical(name, forward):
 
 _register_logical("reduce_all", lambda x, **kw: array_module(x).all(x, **kw))
 _register_logical("reduce_any", lambda x, **kw: array_module(x).any(x, **kw))
+
+
+# isinf / isnan: 1 when any element is inf / nan (X's dtype, shape [1]); isfinite: whether all are (bool [1])
+for _name, (_test, _dtype) in {"isinf": (lambda xp, x: xp.isinf(x).any(), None),
+                               "isnan": (lambda xp, x: xp.isnan(x).any(), None),
+                               "isfinite": (lambda xp, x: xp.isfinite(x).all(), "bool")}.items():
+    register_op(_name, inputs=("X",), outputs=("Out",), no_gradient=True,
+                infer_shape=lambda attrs, x, d=_dtype: ((1,), d or x.dtype))(
+        lambda attrs, x, t=_test, d=_dtype: array_module(x).asarray([t(array_module(x), x)], dtype=d or x.dtype))

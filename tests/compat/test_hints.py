@@ -42,7 +42,7 @@ def test_the_wrong_guesses_of_issue_14_are_gone(paddle):
     message = _missing("paddle.fluid.AsyncExecutor")
     assert "fluid.Executor(place).run" in message and "optimizer" not in message
     assert _missing("paddle.is_empty") == "paddle.is_empty is not supported yet by minifluid (API family: control flow)"
-    message = _missing("paddle.fluid.layers.scatter_nd")
+    message = _missing("paddle.fluid.layers.strided_slice")
     assert message.endswith("(API family: tensor manipulation and indexing)") and "math" not in message
     assert _missing("paddle.fluid.save_dygraph").endswith("what to write instead: fluid.dygraph.save_dygraph("
                                                           "state_dict, model_path)")

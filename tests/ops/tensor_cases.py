@@ -82,3 +82,28 @@ case("eye", inputs={}, attrs={"num_rows": 2, "num_columns": 3, "dtype": "int32"}
 case("diag", inputs={"Diagonal": np.array([1.5, -2.0, 3.0])},
      reference=lambda Diagonal: np.array([[1.5, 0, 0], [0, -2.0, 0], [0, 0, 3.0]]))
 case("size", inputs={"Input": normal(2, 3, 5)}, reference=lambda Input: np.array([30], np.int64))
+
+# --- flip / roll / tril_triu / erf (differentiable), linspace / isinf / isnan / isfinite (forward only) ---------
+case("flip", inputs={"X": normal(2, 3, 4)}, attrs={"dims": [0, -1]}, reference=lambda X: X[::-1, :, ::-1])
+case("roll", inputs={"X": normal(3, 4)}, attrs={"shifts": [1, -3], "dims": [0, 1]},
+     reference=lambda X: np.concatenate([X[-1:], X[:-1]])[:, [3, 0, 1, 2]])
+for _diag in (-1, 0, 2):
+    case("tril_triu", f"lower{_diag}", inputs={"X": normal(2, 3, 4)}, attrs={"diagonal": _diag, "lower": True},
+         reference=lambda X, k=_diag: np.array([[[v if j <= i + k else 0.0 for j, v in enumerate(row)]
+                                                 for i, row in enumerate(m)] for m in X]))
+    case("tril_triu", f"upper{_diag}", inputs={"X": normal(3, 4)}, attrs={"diagonal": _diag, "lower": False},
+         reference=lambda X, k=_diag: np.array([[v if j >= i + k else 0.0 for j, v in enumerate(row)]
+                                                for i, row in enumerate(X)]))
+# erf's values written out (Abramowitz & Stegun's table); the fit is float32-exact (2e-7: test_tensor_layers.py),
+# so its finite differences need a wider step and tolerance
+case("erf", inputs={"X": np.array([[0.0, 0.5, 1.0], [-0.5, -1.0, 2.0]])}, atol=1e-5, eps=1e-3,
+     reference=lambda X: np.array([[0.0, 0.5204998778, 0.8427007929], [-0.5204998778, -0.8427007929, 0.9953222650]]))
+case("linspace", inputs={"Start": np.array([1.0]), "Stop": np.array([2.0]), "Num": np.array([5], np.int32)},
+     reference=lambda Start, Stop, Num: np.array([1.0, 1.25, 1.5, 1.75, 2.0]))
+case("linspace", "one", inputs={"Start": np.array([3.0], np.float32), "Stop": np.array([9.0], np.float32),
+                                "Num": np.array([1], np.int32)}, reference=lambda Start, Stop, Num: np.array([3.0]))
+WITH_INF, WITH_NAN = np.array([[1.0, np.inf], [2.0, 3.0]]), np.array([1.0, np.nan, 2.0])
+for _name, _x in (("inf", WITH_INF), ("nan", WITH_NAN), ("finite", np.ones(3))):
+    case("isinf", _name, inputs={"X": _x}, reference=lambda X, n=_name: np.array([float(n == "inf")]))
+    case("isnan", _name, inputs={"X": _x}, reference=lambda X, n=_name: np.array([float(n == "nan")]))
+    case("isfinite", _name, inputs={"X": _x}, reference=lambda X, n=_name: np.array([n == "finite"]))

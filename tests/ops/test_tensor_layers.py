@@ -34,6 +34,13 @@ def run(build, feed=None):
     ("elementwise_mod", "(x, y, axis=-1, act=None, name=None)"),
     ("elementwise_floordiv", "(x, y, axis=-1, act=None, name=None)"),
     ("cumsum", "(x, axis=None, exclusive=None, reverse=None)"),
+    ("full", "(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None)"),
+    ("full_like", "(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None)"),
+    ("linspace", "(start, stop, num, dtype)"), ("scatter_nd", "(index, updates, shape, name=None)"),
+    ("flip", "(input, dims, name=None)"), ("roll", "(input, shifts, dims=None)"),
+    ("tril", "(input, diagonal=0, name=None)"), ("triu", "(input, diagonal=0, name=None)"),
+    ("has_inf", "(x)"), ("has_nan", "(x)"), ("isfinite", "(x)"), ("erf", "(x)"), ("mse_loss", "(input, label)"),
+    ("logsumexp", "(x, dim=None, keepdim=False, out=None, name=None)"),
 ])
 def test_signature_is_fluids(name, signature):
     assert str(inspect.signature(getattr(L, name))) == signature
@@ -213,3 +220,51 @@ def test_gather_nd_out_of_range_index_is_an_error_not_a_wrap():
     with pytest.raises(IndexError, match="gather_nd: Index holds a position outside X's leading dimensions \\[2\\]"):
         run(lambda: [L.gather_nd(fluid.data("x", [2, 2]), fluid.data("i", [1, 1], dtype="int64"))],
             {"x": np.zeros((2, 2), "float32"), "i": np.array([[2]], "int64")})
+
+
+def test_full_linspace_scatter_nd_roll_triangles():
+    def build():
+        x = fluid.data("x", [2, 3])
+        idx = fluid.data("i", [3, 1], dtype="int64")
+        return (L.full([2, 2], 1.5, dtype="float64"), L.full_like(x, 7, dtype="int32"), L.linspace(0, 1, 3, "float32"),
+                L.scatter_nd(idx, L.reshape(L.reduce_sum(x, dim=0), [3]), [4]), L.roll(x, 1), L.roll(x, [-1], [1]),
+                L.flip(x, [0]), L.tril(x), L.triu(x, 1))
+    xv = np.arange(6, dtype="float32").reshape(2, 3)
+    outs, (full, like, lin, snd, rolled, rolled1, flipped, low, up) = run(build, {"x": xv, "i": np.array([[3], [0], [3]],
+                                                                                                      "int64")})
+    assert full.dtype == np.float64 and full.tolist() == [[1.5, 1.5]] * 2 and outs[0].stop_gradient
+    assert like.dtype == np.int32 and like.tolist() == [[7] * 3] * 2
+    assert lin.dtype == np.float32 and lin.tolist() == [0.0, 0.5, 1.0]
+    assert snd.tolist() == [5.0, 0.0, 0.0, 3.0 + 7.0]  # column sums 3, 5, 7 at 3, 0, 3
+    assert rolled.tolist() == [[5, 0, 1], [2, 3, 4]] and rolled1.tolist() == [[1, 2, 0], [4, 5, 3]]
+    assert flipped.tolist() == [[3, 4, 5], [0, 1, 2]]
+    assert low.tolist() == [[0, 0, 0], [3, 4, 0]] and up.tolist() == [[0, 1, 2], [0, 0, 5]]
+
+
+def test_overflow_checks_erf_logsumexp_mse_loss():
+    def build():
+        x, y = fluid.data("x", [2, 3]), fluid.data("y", [2, 3])
+        return (L.has_inf(x), L.has_nan(x), L.isfinite(x), L.erf(y), L.logsumexp(y, dim=1), L.mse_loss(y, y * 0.0))
+    xv = np.array([[1.0, np.inf, 0.0], [np.nan, 2.0, 3.0]], "float32")
+    yv = np.array([[0.5, 1.0, -2.0], [0.0, 0.25, 3.0]], "float32")
+    outs, (inf, nan, finite, erf, lse, mse) = run(build, {"x": xv, "y": yv})
+    assert inf.dtype == np.float32 and inf.tolist() == [1.0] and nan.tolist() == [1.0]
+    assert finite.dtype == bool and finite.tolist() == [False] and outs[2].shape == (1,)
+    np.testing.assert_allclose(erf, [[0.5204998778, 0.8427007929, -0.9953222650], [0.0, 0.2763263902, 0.9999779095]],
+                               atol=2e-7)
+    np.testing.assert_allclose(lse, np.log(np.exp(yv).sum(axis=1)), rtol=1e-6)
+    np.testing.assert_allclose(mse, [np.mean(yv * yv)], rtol=1e-6)
+
+
+def test_linspace_and_triangle_errors():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="The data type of 'dtype' in linspace must be \\['float32', 'float64'\\]"):
+            L.linspace(0, 1, 3, "int32")
+        with pytest.raises(ValueError, match="input shape in tril must be at least 2-D"):
+            L.tril(fluid.data("v", [3]))
+        with pytest.raises(TypeError, match="diagonal in triu must be a python Int"):
+            L.triu(fluid.data("m", [3, 3]), 1.5)
+        with pytest.raises(ValueError, match="flip: len\\(dims\\) must be greater than 0"):
+            L.flip(fluid.data("f", [3, 3]), [])
+    with pytest.raises(ValueError, match="The num of linspace op should be larger than 0, but received num is 0"):
+        run(lambda: [L.linspace(0.0, 1.0, 0, "float32")])
