@@ -89,7 +89,8 @@ def _build_program(spec, attrs, inputs, produced, batch_unknown=False, lods=None
     return prog, feed, outs
 
 
-VALUE_SIZED = ("range", "where_index", "linspace")  # ops whose output size depends on their inputs' values
+# ops whose output size depends on their inputs' values
+VALUE_SIZED = ("range", "where_index", "linspace", "unique", "unique_with_counts")
 
 
 def _check_inferred(op_type, block, out_names, results, batch_unknown):

@@ -54,8 +54,10 @@ row_conv, add_position_encoding, sequence_scatter and im2sequence (ops/sequence_
 raise it by 194, what they came to: with the two lines above +657, to 19,971 with main's 19,314.
 More fluid 1.8 tensor layers (full, full_like, linspace, scatter_nd, flip, roll, tril, triu, has_inf, has_nan,
 isfinite, erf, logsumexp, mse_loss) raise it by 161, what they came to (19,160 before them): to 20,132.
+elementwise_equal, dot, bmm, t, nonzero, index_select, index_sample, unique, unique_with_counts (ops/select.py) and
+uniform / gaussian_random_batch_size_like raise it by 165, what they came to (19,967 before them): to 20,297.
 fluid.dygraph.GroupNorm and InstanceNorm (with their names in fluid.__all__ and paddle.static) raise it by 29,
-what they came to, to 20,161.
+what they came to, to 20,326.
 """
 import ast
 import io
@@ -66,7 +68,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_161
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_326
 
 
 def code_lines(path):

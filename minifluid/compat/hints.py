@@ -45,7 +45,7 @@ NOT_SUPPORTED_YET = {
     "control flow": {
         "paddle": "increment is_empty"},
     "comparison and logical ops": {
-        "paddle.fluid.layers": "elementwise_equal allclose",
+        "paddle.fluid.layers": "allclose",
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "recurrent layers": {
         "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
@@ -102,7 +102,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "AlphaDropout Dropout3D",
         "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": """asin acos clamp kron cross dot dist addmm addcmul bmm t trace meshgrid diag_embed
+        "paddle.fluid.layers": """asin acos clamp kron cross dist addmm addcmul trace meshgrid diag_embed
             bilinear_tensor_product multiplex""",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
@@ -111,15 +111,13 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": """strided_slice unique unique_with_counts index_select index_sample nonzero shard_index
-            hash merge_selected_rows get_tensor_from_selected_rows""",
+        "paddle.fluid.layers": "strided_slice shard_index hash merge_selected_rows get_tensor_from_selected_rows",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
             is_tensor"""},
     "tensor creation and random numbers": {
-        "paddle.fluid.layers": """uniform_random_batch_size_like gaussian_random_batch_size_like randint randn randperm
-            sampling_id""",
+        "paddle.fluid.layers": "randint randn randperm sampling_id",
         "paddle": """create_parameter diag empty empty_like bernoulli multinomial randperm standard_normal
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},

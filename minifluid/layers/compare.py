@@ -5,8 +5,8 @@ Each appends one op whose boolean output has no gradient (``stop_gradient`` is s
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 
-__all__ = ["equal", "greater_equal", "greater_than", "less_equal", "less_than", "logical_and", "logical_not",
-           "logical_or", "logical_xor", "not_equal"]
+__all__ = ["elementwise_equal", "equal", "greater_equal", "greater_than", "less_equal", "less_than", "logical_and",
+           "logical_not", "logical_or", "logical_xor", "not_equal"]
 
 _NUMERIC = ("float32", "float64", "int32", "int64")
 
@@ -48,6 +48,11 @@ def greater_equal(x, y, cond=None):
 def equal(x, y, cond=None):
     """``x == y`` elementwise, a bool tensor."""
     return _compare("equal", x, y, cond)
+
+
+def elementwise_equal(x, y, name=None):
+    """``x == y`` elementwise, a bool tensor (fluid 1.8's second name for ``equal``)."""
+    return _compare("equal", x, y, None, False)
 
 
 def not_equal(x, y, cond=None):

@@ -1,5 +1,6 @@
 """Tensor-making layers of fluid 1.8: ones_like, zeros_like, full, full_like, create_parameter, range, arange,
-linspace, eye, diag, size, rank. Their outputs need no gradient (stop_gradient set), as in fluid."""
+linspace, eye, diag, size, rank, uniform_random_batch_size_like,
+gaussian_random_batch_size_like. Their outputs need no gradient, as in fluid."""
 import numbers
 
 import numpy as np
@@ -13,8 +14,8 @@ from .helper import LayerHelper
 from .manip import _op, stack
 from .tensor import assign, cast, fill_constant
 
-__all__ = ["arange", "create_parameter", "diag", "eye", "full", "full_like", "linspace", "ones_like", "range", "rank",
-           "size", "zeros_like"]
+__all__ = ["arange", "create_parameter", "diag", "eye", "full", "full_like", "gaussian_random_batch_size_like",
+           "linspace", "ones_like", "range", "rank", "size", "uniform_random_batch_size_like", "zeros_like"]
 
 _LIKE = ("bool", "float32", "float64", "int32", "int64")
 _RANGE = ("float32", "float64", "int32", "int64")
@@ -174,3 +175,29 @@ def rank(input):
     """The number of dimensions of ``input`` as an int32 constant tensor."""
     check_type(input, "input", (Variable,), "rank")
     return assign(np.array([len(input.shape)], "int32"))
+
+
+def _random_batch_size_like(op_type, input, shape, dtype, input_dim_idx, output_dim_idx, seed, attrs, dtypes):
+    check_variable_and_dtype(input, "Input", ("float32", "float64"), op_type)
+    check_type(shape, "shape", (list, tuple), op_type)
+    dtype = check_dtype(dtype, "dtype", dtypes, op_type)
+    return _op(op_type, {"Input": [input]}, {"shape": [int(d) for d in shape], "dtype": dtype, "seed": int(seed),
+                                             "input_dim_idx": input_dim_idx, "output_dim_idx": output_dim_idx, **attrs},
+               dtype, stop_gradient=True)
+
+
+def uniform_random_batch_size_like(input, shape, dtype="float32", input_dim_idx=0, output_dim_idx=0, min=-1.0,
+                                   max=1.0, seed=0):
+    """Uniform samples in [min, max) of ``shape`` whose dimension ``output_dim_idx`` is ``input``'s
+    ``input_dim_idx`` (the batch size); ``seed`` 0 draws fresh numbers each run."""
+    return _random_batch_size_like("uniform_random_batch_size_like", input, shape, dtype, input_dim_idx,
+                                   output_dim_idx, seed, {"min": float(min), "max": float(max)},
+                                   ("float32", "float64"))
+
+
+def gaussian_random_batch_size_like(input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0,
+                                    dtype="float32"):
+    """Normal samples N(mean, std^2) of ``shape`` with ``input``'s batch size (as uniform_random_batch_size_like)."""
+    return _random_batch_size_like("gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx,
+                                   output_dim_idx, seed, {"mean": float(mean), "std": float(std)},
+                                   ("float16", "float32", "float64"))

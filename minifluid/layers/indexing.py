@@ -1,13 +1,15 @@
-"""N-d indexing and order layers of fluid 1.8: gather_nd, scatter_nd_add, scatter_nd, where, reverse, flip, roll,
-tril, triu, expand_as, cumsum (ops in ops/nd_index.py)."""
+"""Indexing and order layers of fluid 1.8: gather_nd, scatter_nd_add, scatter_nd, where, nonzero, reverse, flip,
+roll, tril, triu, expand_as, cumsum (ops in ops/nd_index.py); index_select, index_sample, unique,
+unique_with_counts (ops/select.py)."""
+from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_type
-from .manip import _op
+from .manip import _op, slice
 from .tensor import reshape, zeros
 
-__all__ = ["cumsum", "expand_as", "flip", "gather_nd", "reverse", "roll", "scatter_nd", "scatter_nd_add", "tril",
-           "triu", "where"]
+__all__ = ["cumsum", "expand_as", "flip", "gather_nd", "index_sample", "index_select", "nonzero", "reverse", "roll",
+           "scatter_nd", "scatter_nd_add", "tril", "triu", "unique", "unique_with_counts", "where"]
 
 _INDEX = ("int32", "int64")
 
@@ -40,6 +42,52 @@ def where(condition):
     """The positions of ``condition``'s true elements: int64 ``[N, rank(condition)]`` in row-major order."""
     check_type(condition, "condition", (Variable,), "where")
     return _op("where_index", {"Condition": [condition]}, {}, "int64", stop_gradient=True)
+
+
+def nonzero(input, as_tuple=False):
+    """``where(input)``; with ``as_tuple``, one ``[N, 1]`` column of positions per dimension."""
+    positions = where(input)
+    if not as_tuple:
+        return positions
+    rank = len(input.shape)
+    return tuple(slice(positions, axes=[1], starts=[i], ends=[i + 1]) for i in range(rank)) if rank > 1 else \
+        (positions,)
+
+
+def index_select(input, index, dim=0):
+    """The slices of ``input`` at ``index`` (1-D int) along ``dim``."""
+    check_variable_and_dtype(input, "x", ("float32", "float64", "int32", "int64"), "index_select")
+    check_variable_and_dtype(index, "index", _INDEX, "index_select")
+    return _op("index_select", {"X": [input], "Index": [index]}, {"dim": dim}, input.dtype)
+
+
+def index_sample(x, index):
+    """``out[i, j] = x[i, index[i, j]]`` for a 2-D ``x`` and a 2-D int ``index`` with as many rows."""
+    check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), "fluid.layers.index_sample")
+    check_variable_and_dtype(index, "index", _INDEX, "fluid.layers.index_sample")
+    return _op("index_sample", {"X": [x], "Index": [index]}, {}, x.dtype)
+
+
+def _unique(x, dtype, api, counts):
+    check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), api)
+    if convert_dtype(dtype) not in _INDEX:
+        raise TypeError(f"Op {api}, index dtype must be int32 or int64, got {dtype}")
+    dtype = convert_dtype(dtype)
+    return _op(api, {"X": [x]}, {"dtype": dtype}, (x.dtype,) + (dtype,) * (1 + counts), stop_gradient=True)
+
+
+def unique(x, dtype="int32"):
+    """``(out, index)``: the distinct values of ``x`` in order of first appearance, and for each element of ``x``
+    the position of its value in ``out``."""
+    return _unique(x, dtype, "unique", False)
+
+
+def unique_with_counts(x, dtype="int32"):
+    """``unique``'s ``(out, index)`` and ``count``, how many times each value of ``out`` appears (``x`` 1-D)."""
+    if len(x.shape) != 1:
+        raise ValueError(f"Op unique_with_counts, x must not be null and size of dim must be 1, got shape "
+                         f"{list(x.shape)}")
+    return _unique(x, dtype, "unique_with_counts", True)
 
 
 def reverse(x, axis):

@@ -27,7 +27,8 @@ def _op(op_type, inputs, attrs, out_dtype, name=None, n_out=1, stop_gradient=Fal
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-_OUT_SLOTS = {"argsort": ("Out", "Indices"), "top_k": ("Out", "Indices"), "stack": ("Y",)}
+_OUT_SLOTS = {"argsort": ("Out", "Indices"), "top_k": ("Out", "Indices"), "stack": ("Y",), "unique": ("Out", "Index"),
+              "unique_with_counts": ("Out", "Index", "Count")}
 
 
 def _static_list(value, what, op_type):

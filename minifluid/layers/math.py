@@ -1,14 +1,14 @@
 """Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul, mul, sum, logsumexp,
-has_inf / has_nan / isfinite."""
+has_inf / has_nan / isfinite, dot, bmm, t."""
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
+from .tensor import transpose
 
-__all__ = ["elementwise_add", "elementwise_div", "elementwise_floordiv", "elementwise_max", "elementwise_min",
-           "elementwise_mod", "elementwise_mul", "elementwise_pow", "elementwise_sub", "has_inf", "has_nan", "isfinite",
-           "logsumexp", "matmul", "mean", "mul",
-           "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
-           "scale", "sum"]
+__all__ = ["bmm", "dot", "elementwise_add", "elementwise_div", "elementwise_floordiv", "elementwise_max",
+           "elementwise_min", "elementwise_mod", "elementwise_mul", "elementwise_pow", "elementwise_sub", "has_inf",
+           "has_nan", "isfinite", "logsumexp", "matmul", "mean", "mul", "reduce_all", "reduce_any", "reduce_max",
+           "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "scale", "sum", "t"]
 
 
 def _elementwise_layer(op_type):
@@ -136,3 +136,36 @@ has_inf.__doc__ = "Whether any element of ``x`` is inf: 1 or 0 in ``x``'s dtype,
 has_nan.__doc__ = "Whether any element of ``x`` is nan: 1 or 0 in ``x``'s dtype, shape [1]."
 isfinite = _overflow_layer("isfinite", "isfinite", "bool")
 isfinite.__doc__ = "Whether every element of ``x`` is finite: bool, shape [1]."
+
+
+def dot(x, y, name=None):
+    """Inner products over the last dimension of two 1-D or 2-D tensors of one shape: shape ``x.shape[:-1] + [1]``."""
+    check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), "dot")
+    check_variable_and_dtype(y, "y", ("float32", "float64", "int32", "int64"), "dot")
+    helper = LayerHelper("dot", x=x, y=y, name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="dot", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]})
+    return out
+
+
+def bmm(x, y, name=None):
+    """Batched matrix product of ``[B, M, K]`` and ``[B, K, N]`` tensors (one ``matmul`` op)."""
+    for slot, v in (("X", x), ("Y", y)):
+        if len(v.shape) != 3:
+            raise ValueError(f"Input({slot}) of BmmOp must be 3-dimensional in BmmOp, but received {slot}'s shape: "
+                             f"{list(v.shape)}")
+    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
+        raise ValueError(f"BmmOp needs X [B, M, K] and Y [B, K, N] with the same B and K, got {list(x.shape)} and "
+                         f"{list(y.shape)}")
+    return matmul(x, y, name=name)
+
+
+def t(input, name=None):
+    """A 2-D tensor transposed (a 0-D or 1-D one returned as it is)."""
+    if len(input.shape) > 2:
+        raise ValueError(f"Input(input) only support N-D (N<=2) tensor, but received length of Input(input) is "
+                         f"{len(input.shape)}. Perhaps you can use paddle.tensor.transpose() instead.")
+    check_variable_and_dtype(input, "input", ("float16", "float32", "float64", "int32", "int64"), "transpose")
+    if len(input.shape) < 2:
+        return input
+    return transpose(input, [1, 0], name)

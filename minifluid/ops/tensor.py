@@ -118,3 +118,16 @@ def _batch_like_shape(attrs, x_shape):
 def _fill_constant_batch_size_like_forward(attrs, x):
     return array_module(x).full(_batch_like_shape(attrs, x.shape), attrs["value"],
                                 dtype=to_numpy_dtype(attrs["dtype"]))
+
+
+# --- uniform / gaussian_random_batch_size_like: random samples whose batch dim follows the input's ---------------
+for _name, (_draw, _attrs) in {
+        "uniform_random_batch_size_like": (lambda rng, a, shape: rng.uniform(a["min"], a["max"], size=shape),
+                                           {"min": -1.0, "max": 1.0}),
+        "gaussian_random_batch_size_like": (lambda rng, a, shape: rng.normal(a["mean"], a["std"], size=shape),
+                                            {"mean": 0.0, "std": 1.0})}.items():
+    register_op(_name, inputs=("Input",), outputs=("Out",), no_gradient=True,
+                attrs={"shape": [], "dtype": "float32", "input_dim_idx": 0, "output_dim_idx": 0, "seed": 0, **_attrs},
+                infer_shape=lambda attrs, x: (_batch_like_shape(attrs, x.shape), convert_dtype(attrs["dtype"])))(
+        lambda attrs, x, draw=_draw: draw(_rng(attrs), attrs, _batch_like_shape(attrs, x.shape)).astype(
+            to_numpy_dtype(attrs["dtype"])))

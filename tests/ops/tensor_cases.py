@@ -107,3 +107,18 @@ for _name, _x in (("inf", WITH_INF), ("nan", WITH_NAN), ("finite", np.ones(3))):
     case("isinf", _name, inputs={"X": _x}, reference=lambda X, n=_name: np.array([float(n == "inf")]))
     case("isnan", _name, inputs={"X": _x}, reference=lambda X, n=_name: np.array([float(n == "nan")]))
     case("isfinite", _name, inputs={"X": _x}, reference=lambda X, n=_name: np.array([n == "finite"]))
+
+# --- index_select / index_sample / dot (differentiable), unique / unique_with_counts (forward only) ------------
+case("index_select", inputs={"X": normal(3, 4, 2), "Index": np.array([2, 0, 2, 3], np.int64)}, attrs={"dim": 1},
+     reference=lambda X, Index: X[:, [2, 0, 2, 3]])
+case("index_select", "dim0-int32", inputs={"X": normal(3, 2), "Index": np.array([1, 1], np.int32)},
+     reference=lambda X, Index: X[[1, 1]])
+case("index_sample", inputs={"X": normal(3, 4), "Index": np.array([[0, 3, 3], [1, 1, 0], [2, 0, 1]], np.int64)},
+     reference=lambda X, Index: np.array([[X[i, j] for j in row] for i, row in enumerate(Index)]))
+case("dot", inputs={"X": normal(3, 4), "Y": normal(3, 4)}, reference=lambda X, Y: np.einsum("ij,ij->i", X, Y)[:, None])
+case("dot", "1d", inputs={"X": normal(5), "Y": normal(5)}, reference=lambda X, Y: np.array([X @ Y]))
+UNIQ = np.array([5, 2, 5, 7, 2, 2, 9], np.int64)
+case("unique", inputs={"X": UNIQ},
+     reference=lambda X: (np.array([5, 2, 7, 9]), np.array([0, 1, 0, 2, 1, 1, 3], np.int32)))
+case("unique_with_counts", inputs={"X": UNIQ.astype(np.float64)}, attrs={"dtype": "int64"},
+     reference=lambda X: (np.array([5.0, 2.0, 7.0, 9.0]), np.array([0, 1, 0, 2, 1, 1, 3]), np.array([2, 3, 1, 1])))

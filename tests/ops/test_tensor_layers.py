@@ -41,6 +41,13 @@ def run(build, feed=None):
     ("tril", "(input, diagonal=0, name=None)"), ("triu", "(input, diagonal=0, name=None)"),
     ("has_inf", "(x)"), ("has_nan", "(x)"), ("isfinite", "(x)"), ("erf", "(x)"), ("mse_loss", "(input, label)"),
     ("logsumexp", "(x, dim=None, keepdim=False, out=None, name=None)"),
+    ("elementwise_equal", "(x, y, name=None)"), ("bmm", "(x, y, name=None)"), ("dot", "(x, y, name=None)"),
+    ("t", "(input, name=None)"), ("nonzero", "(input, as_tuple=False)"), ("index_select", "(input, index, dim=0)"),
+    ("index_sample", "(x, index)"), ("unique", "(x, dtype='int32')"), ("unique_with_counts", "(x, dtype='int32')"),
+    ("uniform_random_batch_size_like",
+     "(input, shape, dtype='float32', input_dim_idx=0, output_dim_idx=0, min=-1.0, max=1.0, seed=0)"),
+    ("gaussian_random_batch_size_like",
+     "(input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0, dtype='float32')"),
 ])
 def test_signature_is_fluids(name, signature):
     assert str(inspect.signature(getattr(L, name))) == signature
@@ -230,8 +237,8 @@ def test_full_linspace_scatter_nd_roll_triangles():
                 L.scatter_nd(idx, L.reshape(L.reduce_sum(x, dim=0), [3]), [4]), L.roll(x, 1), L.roll(x, [-1], [1]),
                 L.flip(x, [0]), L.tril(x), L.triu(x, 1))
     xv = np.arange(6, dtype="float32").reshape(2, 3)
-    outs, (full, like, lin, snd, rolled, rolled1, flipped, low, up) = run(build, {"x": xv, "i": np.array([[3], [0], [3]],
-                                                                                                      "int64")})
+    feed = {"x": xv, "i": np.array([[3], [0], [3]], "int64")}
+    outs, (full, like, lin, snd, rolled, rolled1, flipped, low, up) = run(build, feed)
     assert full.dtype == np.float64 and full.tolist() == [[1.5, 1.5]] * 2 and outs[0].stop_gradient
     assert like.dtype == np.int32 and like.tolist() == [[7] * 3] * 2
     assert lin.dtype == np.float32 and lin.tolist() == [0.0, 0.5, 1.0]
@@ -268,3 +275,59 @@ def test_linspace_and_triangle_errors():
             L.flip(fluid.data("f", [3, 3]), [])
     with pytest.raises(ValueError, match="The num of linspace op should be larger than 0, but received num is 0"):
         run(lambda: [L.linspace(0.0, 1.0, 0, "float32")])
+
+
+def test_selection_and_matrix_layers():
+    def build():
+        x = fluid.data("x", [2, 3])
+        b = fluid.data("b", [2, 3, 4])
+        idx = fluid.data("i", [2], dtype="int64")
+        return (L.elementwise_equal(x, x * 0.0), L.bmm(b, L.transpose(b, [0, 2, 1])), L.dot(x, x), L.t(x),
+                L.nonzero(x, as_tuple=True)[1], L.index_select(x, idx, dim=1),
+                L.index_sample(x, L.reshape(idx, [2, 1])),
+                *L.unique_with_counts(L.reshape(L.cast(x, "int64"), [6]), "int64"))
+    xv = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 2.0]], "float32")
+    bv = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    outs, (eq, bmm, dot, tr, cols, sel, sample, uniq, index, count) = run(
+        build, {"x": xv, "b": bv, "i": np.array([2, 0], "int64")})
+    assert eq.dtype == bool and eq.tolist() == [[True, False, False], [False, True, False]]
+    np.testing.assert_array_equal(bmm, bv @ bv.transpose(0, 2, 1))
+    assert dot.tolist() == [[5.0], [13.0]] and outs[2].shape == (2, 1)
+    np.testing.assert_array_equal(tr, xv.T)
+    assert cols.tolist() == [[1], [2], [0], [2]]  # column of each non-zero, row by row
+    assert sel.tolist() == [[2.0, 0.0], [2.0, 3.0]] and sample.tolist() == [[2.0], [3.0]]
+    assert uniq.tolist() == [0, 1, 2, 3] and index.tolist() == [0, 1, 2, 3, 0, 2] and count.tolist() == [2, 1, 2, 1]
+    assert index.dtype == np.int64
+
+
+def test_random_batch_size_like_follows_the_batch_and_the_seed():
+    def build():
+        x = fluid.data("x", [None, 3])
+        return (L.uniform_random_batch_size_like(x, [-1, 2], min=2.0, max=3.0),
+                L.gaussian_random_batch_size_like(x, [4, -1], output_dim_idx=1, mean=5.0, std=0.0, seed=7,
+                                                  dtype="float64"),
+                L.uniform_random_batch_size_like(x, [-1, 2], seed=3),
+                L.uniform_random_batch_size_like(x, [-1, 2], seed=3))
+    outs, (u, g, s1, s2) = run(build, {"x": np.zeros((5, 3), "float32")})
+    assert u.shape == (5, 2) and u.dtype == np.float32 and ((u >= 2.0) & (u < 3.0)).all() and len(set(u.ravel())) > 1
+    assert g.shape == (4, 5) and g.dtype == np.float64 and (g == 5.0).all()
+    np.testing.assert_array_equal(s1, s2)  # one seed, one draw
+    assert outs[0].shape == (-1, 2) and outs[1].shape == (4, -1)
+
+
+def test_selection_errors():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(ValueError, match="Input\\(X\\) of BmmOp must be 3-dimensional"):
+            L.bmm(fluid.data("a", [2, 3]), fluid.data("b", [2, 3, 4]))
+        with pytest.raises(ValueError, match="Input\\(input\\) only support N-D \\(N<=2\\) tensor"):
+            L.t(fluid.data("c", [2, 3, 4]))
+        with pytest.raises(ValueError, match="dot: X and Y must be 1-D or 2-D tensors of one shape"):
+            L.dot(fluid.data("d", [2, 3]), fluid.data("e", [2, 4]))
+        with pytest.raises(ValueError, match="index_sample: X and Index must have the same number of rows, got 2, 3"):
+            L.index_sample(fluid.data("f", [2, 3]), fluid.data("g", [3, 1], dtype="int64"))
+        with pytest.raises(TypeError, match="Op unique, index dtype must be int32 or int64"):
+            L.unique(fluid.data("h", [3]), "float32")
+        with pytest.raises(ValueError, match="size of dim must be 1"):
+            L.unique_with_counts(fluid.data("k", [3, 2]))
+        with pytest.raises(ValueError, match="input_dim_idx \\(2\\) must be in \\[0, 2\\)"):
+            L.uniform_random_batch_size_like(fluid.data("m", [3, 2]), [-1], input_dim_idx=2)
