@@ -11,8 +11,8 @@ from . import dygraph
 from . import contrib
 from . import dataset  # paddle.dataset's readers, with fluid.dataset's DatasetFactory (see its NOTE)
 from .dygraph import disable_dygraph, enable_dygraph
-from .dygraph import (BatchNorm, Conv2D, Conv2DTranspose, Dropout, Embedding, Layer, LayerNorm, Linear,  # noqa: F401
-                      PRelu, Pool2D)  # fluid 1.8 binds its dygraph layers at the top level too
+from .dygraph import (BatchNorm, Conv2D, Conv2DTranspose, Dropout, Embedding, GroupNorm, InstanceNorm,  # noqa: F401
+                      Layer, LayerNorm, Linear, PRelu, Pool2D)  # fluid 1.8 binds its dygraph layers at the top level too
 from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
 from .data.file_dataset import DatasetFactory, InMemoryDataset, QueueDataset
@@ -40,7 +40,8 @@ from .version import __version__, require_version  # minifluid's own version; pa
 
 __all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "Conv2D",
            "Conv2DTranspose", "DataFeeder", "DatasetFactory", "Dropout", "Embedding", "ExecutionStrategy", "Executor",
-           "InMemoryDataset", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray", "PRelu",
+           "GroupNorm", "InMemoryDataset", "InstanceNorm", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray",
+           "PRelu",
            "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
            "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
            "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",

@@ -56,8 +56,10 @@ More fluid 1.8 tensor layers (full, full_like, linspace, scatter_nd, flip, roll,
 isfinite, erf, logsumexp, mse_loss) raise it by 161, what they came to (19,160 before them): to 20,132.
 elementwise_equal, dot, bmm, t, nonzero, index_select, index_sample, unique, unique_with_counts (ops/select.py) and
 uniform / gaussian_random_batch_size_like raise it by 165, what they came to (19,967 before them): to 20,297.
+fluid.dygraph.GroupNorm and InstanceNorm (with their names in fluid.__all__ and paddle.static) raise it by 29,
+what they came to, to 20,326.
 strided_slice, multiplex, shard_index, trace, kron, allclose (ops/linalg.py), meshgrid, randint, randn and randperm
-raise it by 230, what they came to (20,132 before them): to 20,527.
+raise it by 230, what they came to (20,132 before them): to 20,556 with the 29 above.
 """
 import ast
 import io
@@ -68,7 +70,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_527
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_556
 
 
 def code_lines(path):

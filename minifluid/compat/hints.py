@@ -86,7 +86,7 @@ NOT_SUPPORTED_YET = {
     "normalization": {
         "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
         "paddle.fluid": "WeightNormParamAttr",
-        "paddle.fluid.dygraph": "GroupNorm InstanceNorm SpectralNorm",
+        "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
         "paddle.nn.functional": "instance_norm local_response_norm",

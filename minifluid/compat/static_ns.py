@@ -10,7 +10,8 @@ STATIC_ONLY = ("load_inference_model", "save_inference_model")  # 2.x signatures
 # fluid's names (tests/compat/test_paddle_names.py keeps this list equal to minifluid.__all__) and STATIC_ONLY
 __all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "Conv2D",
            "Conv2DTranspose", "DataFeeder", "DatasetFactory", "Dropout", "Embedding", "ExecutionStrategy", "Executor",
-           "InMemoryDataset", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray", "PRelu",
+           "GroupNorm", "InMemoryDataset", "InstanceNorm", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray",
+           "PRelu",
            "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
            "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
            "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",

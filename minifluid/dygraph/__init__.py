@@ -11,21 +11,22 @@
             model.clear_gradients()
 
 Module map: base (mode, to_variable, no_grad), tensor (Tensor, ParamBase), tracer (eager op execution
-and the autograd tape), layer (Layer), nn (Linear, Conv2D, Pool2D, BatchNorm, Dropout), nn_more (Embedding, LayerNorm, PRelu,
-Conv2DTranspose), checkpoint
-(save/load). The paddle 2.x namespaces (paddle_nn, functional, paddle_optimizer, paddle_io) are
-imported by the compat ``paddle`` namespace, not here.
+and the autograd tape), layer (Layer), nn (Linear, Conv2D, Pool2D, BatchNorm, Dropout), nn_more (Embedding,
+LayerNorm, GroupNorm, InstanceNorm, PRelu, Conv2DTranspose), checkpoint (save/load). The paddle 2.x
+namespaces (paddle_nn, functional, paddle_optimizer, paddle_io) are imported by the compat ``paddle``
+namespace, not here.
 """
 from . import base, nn
 from .base import (disable_dygraph, enable_dygraph, enabled, guard, in_dygraph_mode, no_grad, to_variable)
 from .checkpoint import load_dygraph, save_dygraph
 from .layer import Layer
 from .nn import BatchNorm, Conv2D, Dropout, Linear, Pool2D
-from .nn_more import Conv2DTranspose, Embedding, LayerNorm, PRelu
+from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu
 from .tensor import ParamBase, Tensor
 
 VarBase = Tensor
 
-__all__ = ["BatchNorm", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding", "Layer", "LayerNorm", "Linear",
+__all__ = ["BatchNorm", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding", "GroupNorm", "InstanceNorm", "Layer",
+           "LayerNorm", "Linear",
            "PRelu", "ParamBase", "Pool2D", "Tensor", "VarBase", "base", "disable_dygraph", "enable_dygraph", "enabled",
            "guard", "in_dygraph_mode", "load_dygraph", "nn", "no_grad", "save_dygraph", "to_variable"]

@@ -1,7 +1,7 @@
-"""More of ``fluid.dygraph.nn`` (1.8): Embedding, LayerNorm, PRelu, Conv2DTranspose, with fluid 1.8's
-constructor arguments and parameter shapes; each runs the same ops as its static twin in
-``fluid.layers`` (``embedding``, ``layer_norm``, ``prelu``, ``conv2d_transpose``). LayerNorm's are
-described once, in layers/wiring.py."""
+"""More of ``fluid.dygraph.nn`` (1.8): Embedding, LayerNorm, GroupNorm, InstanceNorm, PRelu, Conv2DTranspose,
+with fluid 1.8's constructor arguments and parameter shapes; each runs the same ops as its static twin in
+``fluid.layers`` (``embedding``, ``layer_norm``, ``group_norm``, ``instance_norm``, ``prelu``,
+``conv2d_transpose``). LayerNorm's are described once, in layers/wiring.py."""
 import numpy as np
 
 from ..initializer import Constant
@@ -11,7 +11,7 @@ from .layer import Layer
 from .nn import EagerEmit, _params
 from .tensor import apply
 
-__all__ = ["Conv2DTranspose", "Embedding", "LayerNorm", "PRelu"]
+__all__ = ["Conv2DTranspose", "Embedding", "GroupNorm", "InstanceNorm", "LayerNorm", "PRelu"]
 
 
 class Embedding(Layer):
@@ -44,6 +44,49 @@ class LayerNorm(Layer):
     def forward(self, input):
         return wiring.layer_norm_ops(EagerEmit, input, self.weight, self.bias, self._epsilon,
                                      len(input.shape) - len(self._shape), self._act)
+
+
+def _norm_params(layer, channels, param_attr, bias_attr):
+    return _params(layer, [wiring.ParamSpec([channels], param_attr, default_initializer=Constant(1.0)),
+                           wiring.ParamSpec([channels], bias_attr, is_bias=True, default_initializer=Constant(0.0))])
+
+
+def _norm_inputs(x, scale, bias):
+    return {"X": x, **{slot: p for slot, p in (("Scale", scale), ("Bias", bias)) if p is not None}}
+
+
+class GroupNorm(Layer):
+    """Normalise each sample over each of ``groups`` groups of channels, then scale and shift per channel.
+    As fluid 1.8's, the layer has ``weight`` / ``bias`` ([channels]) only when ``param_attr`` / ``bias_attr``
+    is given; only NCHW input."""
+
+    def __init__(self, channels, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
+                 data_layout="NCHW", dtype="float32"):
+        super().__init__(dtype=dtype)
+        if data_layout != "NCHW":
+            raise ValueError("unsupported data layout:" + data_layout)
+        self._attrs, self._act = {"epsilon": epsilon, "groups": groups, "data_layout": data_layout}, act
+        self.weight, self.bias = _norm_params(self, channels, param_attr or False, bias_attr or False)
+
+    def forward(self, input):
+        y = apply("group_norm", _norm_inputs(input, self.weight, self.bias), self._attrs, out_slot="Y")
+        return EagerEmit.act(y, self._act)
+
+
+class InstanceNorm(Layer):
+    """Normalise each channel of each sample over its spatial positions, then scale (``scale``, ones) and
+    shift (``bias``, zeros), both [num_channels]."""
+
+    def __init__(self, num_channels, epsilon=1e-5, param_attr=None, bias_attr=None, dtype="float32"):
+        super().__init__(dtype=dtype)
+        if bias_attr is False:
+            raise AssertionError("bias_attr should not be False in InstanceNorm.")
+        self._epsilon = epsilon
+        self.scale, self.bias = _norm_params(self, num_channels, param_attr, bias_attr)
+
+    def forward(self, input):
+        return apply("instance_norm", _norm_inputs(input, self.scale, self.bias), {"epsilon": self._epsilon},
+                     out_slot="Y")
 
 
 class PRelu(Layer):
@@ -97,5 +140,5 @@ class Conv2DTranspose(Layer):
         return out if self._act is None else apply(self._act, {"X": out})
 
 
-for _layer in (Conv2DTranspose, Embedding, LayerNorm, PRelu):
+for _layer in (Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
