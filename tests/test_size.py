@@ -60,6 +60,8 @@ fluid.dygraph.GroupNorm and InstanceNorm (with their names in fluid.__all__ and 
 what they came to, to 20,326.
 strided_slice, multiplex, shard_index, trace, kron, allclose (ops/linalg.py), meshgrid, randint, randn and randperm
 raise it by 230, what they came to (20,132 before them): to 20,556 with the 29 above.
+acos, asin, cross, dist, diag_embed (ops/linalg.py), sampling_id, clamp, addmm and addcmul raise it by 130, what they
+came to (20,391 before them): to 20,686.
 """
 import ast
 import io
@@ -70,7 +72,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_556
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_686
 
 
 def code_lines(path):

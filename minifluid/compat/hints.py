@@ -101,7 +101,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "AlphaDropout Dropout3D",
         "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": "asin acos clamp cross dist addmm addcmul diag_embed bilinear_tensor_product",
+        "paddle.fluid.layers": "bilinear_tensor_product",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var
@@ -115,7 +115,6 @@ NOT_SUPPORTED_YET = {
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
             is_tensor"""},
     "tensor creation and random numbers": {
-        "paddle.fluid.layers": "sampling_id",
         "paddle": """create_parameter diag empty empty_like bernoulli multinomial randperm standard_normal
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},

@@ -11,10 +11,10 @@ from ..framework.variable import Variable
 from .helper import LayerHelper
 from .tensor import assign
 
-__all__ = ["abs", "atan", "brelu", "ceil", "cos", "elu", "erf", "exp", "floor", "gelu", "hard_shrink", "hard_sigmoid",
-           "hard_swish", "leaky_relu", "log", "log1p", "log_softmax", "logsigmoid", "pow", "prelu", "reciprocal",
-           "relu6", "round", "rsqrt", "selu", "sign", "sin", "soft_relu", "softplus", "softshrink", "softsign", "sqrt",
-           "stanh", "swish", "tanh_shrink", "thresholded_relu"]
+__all__ = ["abs", "acos", "asin", "atan", "brelu", "ceil", "cos", "elu", "erf", "exp", "floor", "gelu", "hard_shrink",
+           "hard_sigmoid", "hard_swish", "leaky_relu", "log", "log1p", "log_softmax", "logsigmoid", "pow", "prelu",
+           "reciprocal", "relu6", "round", "rsqrt", "selu", "sign", "sin", "soft_relu", "softplus", "softshrink",
+           "softsign", "sqrt", "stanh", "swish", "tanh_shrink", "thresholded_relu"]
 
 _FLOAT = ("float16", "float32", "float64")
 
@@ -55,9 +55,9 @@ def _op_layer(op_type, x_name="x", dtypes=_FLOAT, **defaults):
 
 
 (exp, sqrt, rsqrt, abs, ceil, floor, cos, sin, atan, round, reciprocal, softplus, softsign, logsigmoid,
- tanh_shrink, log) = (_op_layer(t) for t in ("exp", "sqrt", "rsqrt", "abs", "ceil", "floor", "cos", "sin", "atan",
-                                              "round", "reciprocal", "softplus", "softsign", "logsigmoid",
-                                              "tanh_shrink", "log"))
+ tanh_shrink, log, acos, asin) = (_op_layer(t) for t in ("exp", "sqrt", "rsqrt", "abs", "ceil", "floor", "cos", "sin",
+                                                        "atan", "round", "reciprocal", "softplus", "softsign",
+                                                        "logsigmoid", "tanh_shrink", "log", "acos", "asin"))
 leaky_relu = _op_layer("leaky_relu", alpha=0.02)
 elu = _op_layer("elu", alpha=1.0)
 relu6 = _op_layer("relu6", threshold=6.0)

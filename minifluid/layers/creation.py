@@ -1,6 +1,6 @@
 """Tensor-making layers of fluid 1.8: ones_like, zeros_like, full, full_like, create_parameter, range, arange,
 linspace, eye, diag, size, rank, uniform_random_batch_size_like,
-gaussian_random_batch_size_like, randint, randn, randperm. Their outputs need no gradient, as in fluid."""
+gaussian_random_batch_size_like, randint, randn, randperm, sampling_id. Their outputs need no gradient, as in fluid."""
 import numbers
 
 import numpy as np
@@ -15,7 +15,7 @@ from .manip import _op, gaussian_random, stack
 from .tensor import assign, cast, fill_constant
 
 __all__ = ["arange", "create_parameter", "diag", "eye", "full", "full_like", "gaussian_random_batch_size_like",
-           "linspace", "ones_like", "randint", "randn", "randperm", "range", "rank", "size",
+           "linspace", "ones_like", "randint", "randn", "randperm", "range", "rank", "sampling_id", "size",
            "uniform_random_batch_size_like", "zeros_like"]
 
 _LIKE = ("bool", "float32", "float64", "int32", "int64")
@@ -249,3 +249,11 @@ def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0
     result = _maybe_into(out, _op("randperm", {}, {"n": n, "dtype": dtype, "seed": int(seed)}, dtype))
     result.stop_gradient = stop_gradient
     return result
+
+
+def sampling_id(x, min=0.0, max=1.0, seed=0, dtype="float32"):
+    """For each row of probabilities ``x`` ([N, K]), an id drawn from it (int64 [N], whatever ``dtype`` says, as
+    fluid's kernel writes); draws are uniform in [min, max), ``seed`` as in uniform_random."""
+    check_variable_and_dtype(x, "x", ("float32", "float64"), "sampling_id")
+    return _op("sampling_id", {"X": [x]}, {"min": float(min), "max": float(max), "seed": int(seed)}, "int64",
+               stop_gradient=True)

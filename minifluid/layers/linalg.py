@@ -1,11 +1,15 @@
-"""Matrix-shaped layers of fluid 1.8: trace, kron, allclose, meshgrid (ops in ops/linalg.py)."""
+"""Matrix-shaped and small math layers of fluid 1.8: trace, kron, allclose, meshgrid, cross, dist, diag_embed
+(ops in ops/linalg.py), clamp, addmm, addcmul."""
+import math
+
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_dtype
-from .manip import _op, expand
+from .manip import _op, clip, expand
+from .math import elementwise_add, elementwise_max, elementwise_min, elementwise_mul, matmul, scale
 from .tensor import assign, reshape
 
-__all__ = ["allclose", "kron", "meshgrid", "trace"]
+__all__ = ["addcmul", "addmm", "allclose", "clamp", "cross", "diag_embed", "dist", "kron", "meshgrid", "trace"]
 
 _NUMBERS = ("float16", "float32", "float64", "int32", "int64")
 
@@ -56,3 +60,65 @@ def meshgrid(input, name=None):
         shape[k] = sizes[k]
         grids.append(expand(reshape(x, shape), [1 if i == k else n for i, n in enumerate(sizes)]))
     return grids
+
+
+def clamp(input, min=None, max=None, output=None, name=None):
+    """``input`` limited to [min, max] (floats or [1] Variables; an unset bound does not limit)."""
+    if min is None and max is None:
+        raise ValueError("either min or max should be defined.")
+    for bound, label in ((min, "min"), (max, "max")):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (float, int, Variable))):
+            raise TypeError(f"The type of '{label}' in clamp must be (float, Variable), but received "
+                            f"{type(bound).__name__}. ")
+    numbers = [-math.inf if min is None or isinstance(min, Variable) else float(min),
+               math.inf if max is None or isinstance(max, Variable) else float(max)]
+    out = clip(input, numbers[0], numbers[1], name)
+    if isinstance(min, Variable):
+        out = elementwise_max(out, min)
+    if isinstance(max, Variable):
+        out = elementwise_min(out, max)
+    return out if output is None else assign(out, output)
+
+
+def addmm(input, x, y, alpha=1.0, beta=1.0, name=None):
+    """``beta * input + alpha * (x @ y)`` (``input`` broadcast onto the product)."""
+    for v, label in ((input, "Input"), (x, "X"), (y, "Y")):
+        check_variable_and_dtype(v, label, ("float32", "float64"), "addmm")
+    if len(x.shape) != 2 or len(y.shape) != 2:
+        raise ValueError(f"The input tensor X and Y of addmm must be 2-D, got {list(x.shape)} and {list(y.shape)}")
+    return elementwise_add(matmul(x, y, alpha=alpha), scale(input, beta), name=name)
+
+
+def addcmul(input, tensor1, tensor2, value=1.0, out=None, name=None):
+    """``input + value * tensor1 * tensor2`` (written into ``out`` when given)."""
+    for v, label in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
+        check_variable_and_dtype(v, label, ("float32", "float64", "int32", "int64"), "addcmul")
+    kind = float if input.dtype in ("float32", "float64") else int
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise TypeError(f"The type of 'value' in addcmul must be {kind.__name__}, but received "
+                        f"{type(value).__name__}. ")
+    result = elementwise_add(input, scale(elementwise_mul(tensor1, tensor2), value))
+    return result if out is None else assign(result, out)
+
+
+def dist(x, y, p=2):
+    """The p-norm of ``x - y`` (numpy broadcasting): p = 0 counts non-zeros, inf / -inf take max / min |x - y|."""
+    check_variable_and_dtype(x, "dtype", ("float32", "float64"), "dist")
+    check_variable_and_dtype(y, "dtype", ("float32", "float64"), "dist")
+    if isinstance(p, bool) or not isinstance(p, (float, int)):
+        raise TypeError(f"The type of 'p' in dist must be (float, int), but received {type(p).__name__}. ")
+    return _op("dist", {"X": [x], "Y": [y]}, {"p": float(p)}, x.dtype)
+
+
+def cross(input, other, dim=None):
+    """Cross products of 3-vectors along ``dim`` (the first dimension of size 3 when None)."""
+    return _op("cross", {"X": [input], "Y": [other]}, {"dim": dim} if dim is not None else {}, input.dtype)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices with ``input``'s last dimension on diagonal ``offset`` of the new dimensions ``dim1``, ``dim2``."""
+    if not isinstance(input, Variable):
+        input = assign(input)
+    check_dtype(input.dtype, "Input", _NUMBERS, "diag_embed")
+    return _op("diag_embed", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2}, input.dtype,
+               stop_gradient=True)

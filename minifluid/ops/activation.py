@@ -78,6 +78,8 @@ _UNARY = {
                     lambda xp, x, y, d, a: d * (xp.abs(x) > a["threshold"]), {"threshold": 0.5}),
     "tanh_shrink": (lambda xp, x, a: x - xp.tanh(x), lambda xp, x, y, d, a: d * xp.tanh(x) ** 2, {}),
     "atan": (lambda xp, x, a: xp.arctan(x), lambda xp, x, y, d, a: d / (1 + x * x), {}),
+    "asin": (lambda xp, x, a: xp.arcsin(x), lambda xp, x, y, d, a: d / xp.sqrt(1 - x * x), {}),
+    "acos": (lambda xp, x, a: xp.arccos(x), lambda xp, x, y, d, a: -d / xp.sqrt(1 - x * x), {}),
     "ceil": (lambda xp, x, a: xp.ceil(x), lambda xp, x, y, d, a: d * 0, {}),
     "round": (lambda xp, x, a: xp.round(x), lambda xp, x, y, d, a: d * 0, {}),
 }

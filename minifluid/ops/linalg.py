@@ -1,4 +1,4 @@
-"""Matrix-shaped ops of fluid 1.8: trace, kron (with gradients), allclose (no gradient)."""
+"""Matrix-shaped ops of fluid 1.8: trace, kron, cross, dist (with gradients), allclose, diag_embed (no gradient)."""
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
@@ -80,3 +80,100 @@ def _allclose_forward(attrs, x, other):
     close = array_module(x).allclose(x, other, rtol=float(attrs["rtol"]), atol=float(attrs["atol"]),
                                      equal_nan=attrs["equal_nan"])
     return np.array([bool(close)])
+
+
+# --- cross: 3-vector cross products along dim (the first dimension of size 3 when dim is unset) -------------------
+_NO_DIM = -100  # fluid's "dim not given"
+
+
+def _cross_axis(attrs, x_shape, y_shape):
+    if tuple(x_shape) != tuple(y_shape):
+        raise ValueError(f"cross: X and Y must have one shape, got {list(x_shape)} and {list(y_shape)}")
+    dim = attrs["dim"]
+    if dim == _NO_DIM:
+        dim = next((i for i, d in enumerate(x_shape) if d == 3), None)
+        if dim is None:
+            raise ValueError(f"cross: no dimension of size 3 in X's shape {list(x_shape)}")
+    if not -len(x_shape) <= dim < len(x_shape) or x_shape[dim] != 3:
+        raise ValueError(f"cross: dimension {dim} of X (shape {list(x_shape)}) must exist and have size 3")
+    return dim % len(x_shape)
+
+
+@register_op("cross", inputs=("X", "Y"), outputs=("Out",), attrs={"dim": _NO_DIM},
+             infer_shape=lambda attrs, x, y: (_cross_axis(attrs, x.shape, y.shape) is not None and x.shape, x.dtype))
+def _cross_forward(attrs, x, y):
+    return array_module(x).cross(x, y, axis=_cross_axis(attrs, x.shape, y.shape)).astype(x.dtype, copy=False)
+
+
+@register_grad("cross")
+def _cross_backward(attrs, ins, outs, douts, need):
+    (x, y), dout = ins, douts[0]
+    xp, axis = array_module(x), _cross_axis(attrs, x.shape, y.shape)
+    # d(x x y) . g: dx = y x g, dy = g x x
+    return (xp.cross(y, dout, axis=axis) if need[0] else None), (xp.cross(dout, x, axis=axis) if need[1] else None)
+
+
+# --- dist: the p-norm of X - Y (numpy broadcasting), shape [1] ----------------------------------------------------
+def _reduce_to(grad, shape):
+    """``grad`` summed back to a broadcast operand's ``shape``."""
+    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    ones = tuple(i for i, s in enumerate(shape) if s == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=ones, keepdims=True).reshape(shape)
+
+
+def _dist(diff, p):
+    a = abs(diff)
+    if p == 0:
+        return (a != 0).sum()
+    if p == np.inf:
+        return a.max()
+    if p == -np.inf:
+        return a.min()
+    return (a ** p).sum() ** (1.0 / p)
+
+
+@register_op("dist", inputs=("X", "Y"), outputs=("Out",), attrs={"p": 2.0},
+             infer_shape=lambda attrs, x, y: ((1,), x.dtype))
+def _dist_forward(attrs, x, y):
+    return array_module(x).asarray([_dist(x - y, attrs["p"])], dtype=x.dtype)
+
+
+@register_grad("dist")
+def _dist_backward(attrs, ins, outs, douts, need):
+    (x, y), out, dout = ins, outs[0].reshape(()), douts[0].reshape(())
+    xp, p, diff = array_module(x), attrs["p"], x - y
+    if p == 0:
+        g = xp.zeros_like(diff)
+    elif p in (np.inf, -np.inf):
+        g = xp.sign(diff) * (abs(diff) == out) * dout
+    else:
+        g = xp.sign(diff) * abs(diff) ** (p - 1) * (out ** (1 - p) if out else 0.0) * dout
+    return (_reduce_to(g, x.shape) if need[0] else None), (_reduce_to(-g, y.shape) if need[1] else None)
+
+
+# --- diag_embed: the last dimension of Input put on diagonal offset of two new dimensions dim1, dim2 ---------------
+def _embed_dims(attrs, ndim):
+    d1, d2 = (d % (ndim + 1) for d in (attrs["dim1"], attrs["dim2"]))
+    if d1 == d2 or not all(-(ndim + 1) <= d <= ndim for d in (attrs["dim1"], attrs["dim2"])):
+        raise ValueError(f"diag_embed: dim1 ({attrs['dim1']}) and dim2 ({attrs['dim2']}) must be two different "
+                         f"dimensions in [-{ndim + 1}, {ndim}]")
+    return d1, d2
+
+
+def _diag_embed_infer(attrs, x):
+    d1, d2 = _embed_dims(attrs, len(x.shape))
+    n = x.shape[-1] + abs(attrs["offset"]) if x.shape[-1] >= 0 else -1
+    rest = iter(x.shape[:-1])
+    return (tuple(n if i in (d1, d2) else next(rest) for i in range(len(x.shape) + 1)), x.dtype)
+
+
+@register_op("diag_embed", inputs=("Input",), outputs=("Out",), attrs={"offset": 0, "dim1": -2, "dim2": -1},
+             no_gradient=True, infer_shape=_diag_embed_infer)
+def _diag_embed_forward(attrs, x):
+    xp = array_module(x)
+    d1, d2 = _embed_dims(attrs, x.ndim)
+    n = x.shape[-1] + abs(attrs["offset"])
+    out = xp.zeros(x.shape[:-1] + (n, n), dtype=x.dtype)
+    r, c = _diagonal_positions(xp, n, n, attrs["offset"])
+    out[..., r, c] = x
+    return xp.moveaxis(out, (-2, -1), (d1, d2))

@@ -143,3 +143,12 @@ def _randint_forward(attrs):
              infer_shape=lambda attrs: ((attrs["n"],), convert_dtype(attrs["dtype"])))
 def _randperm_forward(attrs):
     return _rng(attrs).permutation(attrs["n"]).astype(to_numpy_dtype(attrs["dtype"]))
+
+
+@register_op("sampling_id", inputs=("X",), outputs=("Out",), no_gradient=True,
+             attrs={"min": 0.0, "max": 1.0, "seed": 0}, infer_shape=lambda attrs, x: ((x.shape[0],), "int64"))
+def _sampling_id_forward(attrs, x):
+    """Per row of probabilities, the first id whose running sum passes a uniform draw (the last id if none does)."""
+    draws = _rng(attrs).uniform(attrs["min"], attrs["max"], size=(x.shape[0], 1))
+    ids = (x.cumsum(axis=1) <= draws).sum(axis=1)
+    return np.minimum(ids, x.shape[1] - 1).astype(np.int64)

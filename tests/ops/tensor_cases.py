@@ -149,3 +149,24 @@ case("allclose", inputs={"Input": np.array([1.0, np.nan]), "Other": np.array([1.
      attrs={"equal_nan": True}, reference=lambda Input, Other: np.array([True]))
 case("allclose", "far", inputs={"Input": np.array([1.0, 2.0]), "Other": np.array([1.0, 2.1])},
      reference=lambda Input, Other: np.array([False]))
+
+# --- asin / acos / cross / dist (differentiable), diag_embed / sampling_id (forward only) -----------------------
+case("asin", inputs={"X": rng.uniform(-0.8, 0.8, (3, 4))}, reference=lambda X: np.arcsin(X))
+case("acos", inputs={"X": rng.uniform(-0.8, 0.8, (3, 4))}, reference=lambda X: np.arccos(X))
+case("cross", inputs={"X": normal(2, 3, 4), "Y": normal(2, 3, 4)},  # dim unset: the first of size 3
+     reference=lambda X, Y: np.stack([X[:, 1] * Y[:, 2] - X[:, 2] * Y[:, 1], X[:, 2] * Y[:, 0] - X[:, 0] * Y[:, 2],
+                                      X[:, 0] * Y[:, 1] - X[:, 1] * Y[:, 0]], axis=1))
+case("cross", "dim-1", inputs={"X": normal(4, 3), "Y": normal(4, 3)}, attrs={"dim": -1},
+     reference=lambda X, Y: np.stack([X[:, 1] * Y[:, 2] - X[:, 2] * Y[:, 1], X[:, 2] * Y[:, 0] - X[:, 0] * Y[:, 2],
+                                      X[:, 0] * Y[:, 1] - X[:, 1] * Y[:, 0]], axis=1))
+for _p, _ref in ((2.0, lambda d: np.sqrt((d * d).sum())), (3.0, lambda d: (np.abs(d) ** 3).sum() ** (1 / 3)),
+                 (np.inf, lambda d: np.abs(d).max()), (-np.inf, lambda d: np.abs(d).min()),
+                 (0.0, lambda d: float((d != 0).sum()))):
+    case("dist", f"p{_p}", inputs={"X": normal(2, 3), "Y": normal(3)}, attrs={"p": _p},
+         reference=lambda X, Y, f=_ref: np.array([f(X - Y)]))
+case("diag_embed", inputs={"Input": np.array([[1.0, 2.0], [3.0, 4.0]])}, attrs={"offset": 1},
+     reference=lambda Input: np.array([[[0, 1, 0], [0, 0, 2], [0, 0, 0]], [[0, 3, 0], [0, 0, 4], [0, 0, 0]]], float))
+case("diag_embed", "dims", inputs={"Input": np.array([[1.0, 2.0], [3.0, 4.0]])}, attrs={"dim1": 0, "dim2": 2},
+     reference=lambda Input: np.array([[[1, 0], [3, 0]], [[0, 2], [0, 4]]], float))  # out[i, b, j] = (i == j) * x[b, i]
+case("sampling_id", inputs={"X": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])},
+     reference=lambda X: np.array([0, 2, 1], np.int64))

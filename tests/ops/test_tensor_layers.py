@@ -57,6 +57,12 @@ def run(build, feed=None):
                 "name=None)"),
     ("randn", "(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None)"),
     ("randperm", "(n, out=None, dtype='int64', device=None, stop_gradient=True, seed=0)"),
+    ("acos", "(x, name=None)"), ("asin", "(x, name=None)"),
+    ("clamp", "(input, min=None, max=None, output=None, name=None)"),
+    ("addmm", "(input, x, y, alpha=1.0, beta=1.0, name=None)"),
+    ("addcmul", "(input, tensor1, tensor2, value=1.0, out=None, name=None)"), ("dist", "(x, y, p=2)"),
+    ("cross", "(input, other, dim=None)"), ("diag_embed", "(input, offset=0, dim1=-2, dim2=-1)"),
+    ("sampling_id", "(x, min=0.0, max=1.0, seed=0, dtype='float32')"),
 ])
 def test_signature_is_fluids(name, signature):
     assert str(inspect.signature(getattr(L, name))) == signature
@@ -390,3 +396,45 @@ def test_random_layers():
             L.strided_slice(fluid.data("s", [3]), [0], [fluid.data("v", [1], dtype="int32")], [2], [1])
         with pytest.raises(ValueError, match="inputs should be a list object with at least 2 elements"):
             L.multiplex([fluid.data("m", [2, 2])], fluid.data("k", [2, 1], dtype="int32"))
+
+
+def test_clamp_addmm_addcmul_dist_cross_diag_embed_sampling_id():
+    def build():
+        x = fluid.data("x", [2, 3])
+        lo = L.fill_constant([1], "float32", 1.5)
+        v = fluid.data("v", [2, 3])
+        return (L.clamp(x, max=2.0), L.clamp(x, min=lo, max=4.0),
+                L.addmm(L.fill_constant([2, 2], "float32", 1.0), x, L.t(x), alpha=2.0, beta=0.5),
+                L.addcmul(x, x, x, value=0.5), L.dist(x, v, p=1), L.cross(x, v, dim=1), L.diag_embed(x),
+                L.sampling_id(L.softmax(x * 100.0)), L.acos(x * 0.1), L.asin(x * 0.1))
+    xv = np.arange(6, dtype="float32").reshape(2, 3)
+    vv = np.ones((2, 3), "float32")
+    outs, (cmax, cboth, mm, cmul, dist, cross, emb, ids, acos, asin) = run(build, {"x": xv, "v": vv})
+    np.testing.assert_array_equal(cmax, np.minimum(xv, 2.0))  # no lower bound: negatives would stay
+    np.testing.assert_array_equal(cboth, np.clip(xv, 1.5, 4.0))
+    np.testing.assert_allclose(mm, 0.5 + 2.0 * xv @ xv.T)
+    np.testing.assert_allclose(cmul, xv + 0.5 * xv * xv)
+    assert dist.tolist() == [np.abs(xv - vv).sum()]
+    np.testing.assert_allclose(cross, np.cross(xv, vv, axis=1))
+    assert emb.shape == (2, 3, 3) and emb[1].tolist() == np.diag(xv[1]).tolist() and outs[6].stop_gradient
+    assert ids.dtype == np.int64 and ids.tolist() == [2, 2]  # rows peaked on their last id
+    np.testing.assert_allclose(acos, np.arccos(xv * 0.1), rtol=1e-6)
+    np.testing.assert_allclose(asin, np.arcsin(xv * 0.1), rtol=1e-6, atol=1e-7)
+
+
+def test_clamp_keeps_negatives_without_a_lower_bound():
+    _, (out,) = run(lambda: [L.clamp(fluid.data("x", [3]), max=1.0)], {"x": np.array([-5.0, 0.5, 3.0], "float32")})
+    assert out.tolist() == [-5.0, 0.5, 1.0]
+
+
+def test_small_math_argument_errors():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [2, 3])
+        with pytest.raises(ValueError, match="either min or max should be defined"):
+            L.clamp(x)
+        with pytest.raises(TypeError, match="The type of 'value' in addcmul must be float, but received int"):
+            L.addcmul(x, x, x, value=1)
+        with pytest.raises(ValueError, match="cross: dimension 0 of X \\(shape \\[2, 3\\]\\) must exist and have size"):
+            L.cross(x, x, dim=0)
+        with pytest.raises(ValueError, match="The input tensor X and Y of addmm must be 2-D"):
+            L.addmm(x, fluid.data("a", [2, 3, 1]), x)
