@@ -119,9 +119,8 @@ NOT_SUPPORTED_YET = {
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},
     "losses": {
-        "paddle.fluid.layers": """center_loss bpr_loss nce hsigmoid sampled_softmax_with_cross_entropy rank_loss
-            margin_rank_loss teacher_student_sigmoid_loss kldiv_loss npair_loss
-            dice_loss""",
+        "paddle.fluid.layers": """center_loss nce hsigmoid sampled_softmax_with_cross_entropy teacher_student_sigmoid_loss
+            npair_loss""",
         "paddle.fluid.dygraph": "BCELoss L1Loss NLLLoss NCE",
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},

@@ -1,11 +1,14 @@
 """Loss layers: softmax_with_cross_entropy, cross_entropy, square_error_cost, sigmoid_cross_entropy_with_logits,
-smooth_l1, log_loss, huber_loss, label_smooth, mse_loss."""
+smooth_l1, log_loss, huber_loss, label_smooth, mse_loss, rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops in
+ops/ranking.py), dice_loss."""
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper, known_attrs
-from .math import reduce_mean
+from .manip import one_hot
+from .math import reduce_mean, reduce_sum
 
-__all__ = ["cross_entropy", "huber_loss", "label_smooth", "log_loss", "mse_loss", "sigmoid_cross_entropy_with_logits",
-           "smooth_l1", "softmax_with_cross_entropy", "square_error_cost"]
+__all__ = ["bpr_loss", "cross_entropy", "dice_loss", "huber_loss", "kldiv_loss", "label_smooth", "log_loss",
+           "margin_rank_loss", "mse_loss", "rank_loss", "sigmoid_cross_entropy_with_logits", "smooth_l1",
+           "softmax_with_cross_entropy", "square_error_cost"]
 
 _IGNORE_INDEX = -100
 
@@ -106,3 +109,55 @@ def _loss_op(op_type, inputs, dtype, attrs, outputs=("Out",), name=None):
     outs = {slot: [helper.create_variable_for_type_inference(dtype)] for slot in outputs}
     helper.append_op(type=op_type, inputs=inputs, outputs=outs, attrs=attrs)
     return outs[outputs[-1]][0]
+
+
+def _loss_op(op_type, inputs, attrs, dtype, outputs=("Out",)):
+    helper = LayerHelper(op_type)
+    outs = [helper.create_variable_for_type_inference(dtype) for _ in outputs]
+    helper.append_op(type=op_type, inputs=inputs, outputs={s: [v] for s, v in zip(outputs, outs)}, attrs=attrs)
+    return outs[0]
+
+
+def rank_loss(label, left, right, name=None):
+    """RankNet's loss ``log(1 + exp(left - right)) - label * (left - right)`` per pair (all float32 ``[N, 1]``)."""
+    for v, label_name in ((label, "label"), (left, "left"), (right, "right")):
+        check_variable_and_dtype(v, label_name, ("float32",), "rank_loss")
+    return _loss_op("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, {}, "float32")
+
+
+def margin_rank_loss(label, left, right, margin=0.1, name=None):
+    """``max(0, -label * (left - right) + margin)`` per pair."""
+    for v, label_name in ((label, "label"), (left, "left"), (right, "right")):
+        check_variable_and_dtype(v, label_name, ("float32",), "margin_rank_loss")
+    return _loss_op("margin_rank_loss", {"Label": [label], "X1": [left], "X2": [right]}, {"margin": float(margin)},
+                    left.dtype, ("Out", "Activated"))
+
+
+def bpr_loss(input, label, name=None):
+    """Bayesian personalised ranking: per row, the mean over the other classes j of
+    ``-log(sigmoid(input[label] - input[j]))``, shape ``[N, 1]``."""
+    check_variable_and_dtype(input, "input", ("float16", "float32", "float64"), "bpr_loss")
+    return _loss_op("bpr_loss", {"X": [input], "Label": [label]}, {}, input.dtype, ("Y",))
+
+
+def kldiv_loss(x, target, reduction="mean", name=None):
+    """``target * (log(target) - x)`` where target > 0 (``x`` holds log-probabilities), reduced by ``reduction``:
+    'none', 'batchmean' (sum / batch size), 'mean' or 'sum'."""
+    check_variable_and_dtype(x, "x", ("float32", "float64"), "kldiv_loss")
+    check_variable_and_dtype(target, "target", ("float32", "float64"), "kldiv_loss")
+    if not isinstance(reduction, str):
+        raise TypeError(f"The type of 'reduction' in kldiv_loss must be str, but received {type(reduction).__name__}. ")
+    if reduction not in ("none", "batchmean", "mean", "sum"):
+        raise ValueError(f"kldiv_loss: 'reduction' must be one of ['none', 'batchmean', 'mean', 'sum'], got "
+                         f"{reduction!r}")
+    return _loss_op("kldiv_loss", {"X": [x], "Target": [target]}, {"reduction": reduction}, x.dtype, ("Loss",))
+
+
+def dice_loss(input, label, epsilon=0.00001, name=None):
+    """``1 - 2 |input . onehot(label)| / (|input| + |onehot(label)| + epsilon)`` per sample, averaged: ``input``
+    holds class probabilities in its last dimension, ``label`` int ids with a trailing dimension of 1."""
+    onehot = one_hot(label, depth=input.shape[-1])
+    dims = list(range(1, len(input.shape)))
+    overlap = reduce_sum(input * onehot, dim=dims)
+    total = reduce_sum(input, dim=dims) + reduce_sum(onehot, dim=dims)
+    return reduce_mean(1.0 - overlap * 2.0 / (total + epsilon))

@@ -170,3 +170,22 @@ case("diag_embed", "dims", inputs={"Input": np.array([[1.0, 2.0], [3.0, 4.0]])},
      reference=lambda Input: np.array([[[1, 0], [3, 0]], [[0, 2], [0, 4]]], float))  # out[i, b, j] = (i == j) * x[b, i]
 case("sampling_id", inputs={"X": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])},
      reference=lambda X: np.array([0, 2, 1], np.int64))
+
+# --- ranking and divergence losses ------------------------------------------------------------------------------
+PAIR_LABEL = rng.integers(0, 2, (5, 1)).astype(np.float64)
+case("rank_loss", inputs={"Label": PAIR_LABEL, "Left": normal(5, 1), "Right": normal(5, 1)},
+     reference=lambda Label, Left, Right: np.log1p(np.exp(Left - Right)) - Label * (Left - Right))
+case("margin_rank_loss", inputs={"Label": np.array([[1.0], [-1.0], [1.0], [-1.0]]),
+                                 "X1": np.array([[0.5], [0.5], [-0.3], [2.0]]),
+                                 "X2": np.array([[0.1], [0.9], [0.4], [1.0]])},
+     attrs={"margin": 0.2}, outputs=["Out"],
+     reference=lambda Label, X1, X2: np.maximum(0, -Label * (X1 - X2) + 0.2))
+case("bpr_loss", inputs={"X": normal(4, 5), "Label": np.array([[0], [4], [2], [2]], np.int64)},
+     reference=lambda X, Label: np.array([[np.mean([np.log1p(np.exp(X[i, j] - X[i, Label[i, 0]])) for j in range(5)
+                                                    if j != Label[i, 0]])] for i in range(4)]))
+KL_TARGET = np.array([[0.2, 0.0, 0.8], [0.5, 0.5, 0.0]])
+for _how, _red in (("none", lambda v: v), ("sum", lambda v: np.array([v.sum()])),
+                   ("mean", lambda v: np.array([v.mean()])), ("batchmean", lambda v: np.array([v.sum() / 2]))):
+    case("kldiv_loss", _how, inputs={"X": normal(2, 3), "Target": KL_TARGET}, attrs={"reduction": _how},
+         reference=lambda X, Target, r=_red: r(np.where(Target > 0, Target * (np.log(np.where(Target > 0, Target, 1))
+                                                                               - X), 0.0)))

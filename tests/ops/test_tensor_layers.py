@@ -63,6 +63,10 @@ def run(build, feed=None):
     ("addcmul", "(input, tensor1, tensor2, value=1.0, out=None, name=None)"), ("dist", "(x, y, p=2)"),
     ("cross", "(input, other, dim=None)"), ("diag_embed", "(input, offset=0, dim1=-2, dim2=-1)"),
     ("sampling_id", "(x, min=0.0, max=1.0, seed=0, dtype='float32')"),
+    ("rank_loss", "(label, left, right, name=None)"),
+    ("margin_rank_loss", "(label, left, right, margin=0.1, name=None)"),
+    ("bpr_loss", "(input, label, name=None)"), ("kldiv_loss", "(x, target, reduction='mean', name=None)"),
+    ("dice_loss", "(input, label, epsilon=1e-05, name=None)"),
 ])
 def test_signature_is_fluids(name, signature):
     assert str(inspect.signature(getattr(L, name))) == signature
@@ -438,3 +442,36 @@ def test_small_math_argument_errors():
             L.cross(x, x, dim=0)
         with pytest.raises(ValueError, match="The input tensor X and Y of addmm must be 2-D"):
             L.addmm(x, fluid.data("a", [2, 3, 1]), x)
+
+
+def test_ranking_losses_train_and_dice_loss():
+    def build():
+        left, right = fluid.data("l", [3, 1]), fluid.data("r", [3, 1])
+        left.stop_gradient = False
+        label = fluid.data("y", [3, 1])
+        probs = fluid.data("p", [2, 3])
+        ids = fluid.data("i", [2, 1], dtype="int64")
+        rank = L.rank_loss(label, left, right)
+        (dleft,) = fluid.gradients([L.reduce_sum(rank)], [left])
+        return (rank, dleft, L.margin_rank_loss(label, left, right, margin=0.5), L.bpr_loss(probs, ids),
+                L.kldiv_loss(L.log(probs), probs, "batchmean"), L.dice_loss(probs, ids))
+    lv, rv, yv = (np.array([[1.0], [0.0], [2.0]], "float32"), np.array([[0.0], [0.0], [3.0]], "float32"),
+                  np.array([[1.0], [0.0], [1.0]], "float32"))
+    pv, iv = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], "float32"), np.array([[2], [0]], "int64")
+    _, (rank, dleft, margin, bpr, kl, dice) = run(build, {"l": lv, "r": rv, "y": yv, "p": pv, "i": iv})
+    d = lv - rv
+    np.testing.assert_allclose(rank, np.log1p(np.exp(d)) - yv * d, rtol=1e-6)
+    np.testing.assert_allclose(dleft, 1 / (1 + np.exp(-d)) - yv, rtol=1e-6)
+    np.testing.assert_allclose(margin, np.maximum(0, -yv * d + 0.5), rtol=1e-6)
+    want_bpr = [[np.mean(np.log1p(np.exp(pv[0, :2] - pv[0, 2])))], [np.mean(np.log1p(np.exp(pv[1, 1:] - pv[1, 0])))]]
+    np.testing.assert_allclose(bpr, want_bpr, rtol=1e-6)
+    assert abs(float(kl[0])) < 1e-7  # KL of a distribution with itself
+    onehot = np.eye(3)[iv[:, 0]]
+    want_dice = np.mean(1 - 2 * (pv * onehot).sum(1) / (pv.sum(1) + onehot.sum(1) + 1e-5))
+    np.testing.assert_allclose(dice, [want_dice], rtol=1e-6)
+
+
+def test_kldiv_loss_checks_the_reduction():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(ValueError, match="'reduction' must be one of \\['none', 'batchmean', 'mean', 'sum'\\]"):
+            L.kldiv_loss(fluid.data("x", [2, 3]), fluid.data("t", [2, 3]), "avg")
