@@ -62,8 +62,8 @@ strided_slice, multiplex, shard_index, trace, kron, allclose (ops/linalg.py), me
 raise it by 230, what they came to (20,132 before them): to 20,556 with the 29 above.
 acos, asin, cross, dist, diag_embed (ops/linalg.py), sampling_id, clamp, addmm and addcmul raise it by 130, what they
 came to (20,391 before them): to 20,686.
-rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops/ranking.py) and dice_loss raise it by 107, what they came to
-(20,521 before them): to 20,793.
+rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops/ranking.py) and dice_loss raise it by 102, what they came to
+(20,521 before them): to 20,788.
 """
 import ast
 import io
@@ -74,7 +74,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_793
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_788
 
 
 def code_lines(path):

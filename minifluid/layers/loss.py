@@ -111,33 +111,26 @@ def _loss_op(op_type, inputs, dtype, attrs, outputs=("Out",), name=None):
     return outs[outputs[-1]][0]
 
 
-def _loss_op(op_type, inputs, attrs, dtype, outputs=("Out",)):
-    helper = LayerHelper(op_type)
-    outs = [helper.create_variable_for_type_inference(dtype) for _ in outputs]
-    helper.append_op(type=op_type, inputs=inputs, outputs={s: [v] for s, v in zip(outputs, outs)}, attrs=attrs)
-    return outs[0]
-
-
 def rank_loss(label, left, right, name=None):
     """RankNet's loss ``log(1 + exp(left - right)) - label * (left - right)`` per pair (all float32 ``[N, 1]``)."""
     for v, label_name in ((label, "label"), (left, "left"), (right, "right")):
         check_variable_and_dtype(v, label_name, ("float32",), "rank_loss")
-    return _loss_op("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, {}, "float32")
+    return _loss_op("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, "float32", {}, name=name)
 
 
 def margin_rank_loss(label, left, right, margin=0.1, name=None):
     """``max(0, -label * (left - right) + margin)`` per pair."""
     for v, label_name in ((label, "label"), (left, "left"), (right, "right")):
         check_variable_and_dtype(v, label_name, ("float32",), "margin_rank_loss")
-    return _loss_op("margin_rank_loss", {"Label": [label], "X1": [left], "X2": [right]}, {"margin": float(margin)},
-                    left.dtype, ("Out", "Activated"))
+    return _loss_op("margin_rank_loss", {"Label": [label], "X1": [left], "X2": [right]}, left.dtype,
+                    {"margin": float(margin)}, ("Activated", "Out"), name)
 
 
 def bpr_loss(input, label, name=None):
     """Bayesian personalised ranking: per row, the mean over the other classes j of
     ``-log(sigmoid(input[label] - input[j]))``, shape ``[N, 1]``."""
     check_variable_and_dtype(input, "input", ("float16", "float32", "float64"), "bpr_loss")
-    return _loss_op("bpr_loss", {"X": [input], "Label": [label]}, {}, input.dtype, ("Y",))
+    return _loss_op("bpr_loss", {"X": [input], "Label": [label]}, input.dtype, {}, ("Y",), name)
 
 
 def kldiv_loss(x, target, reduction="mean", name=None):
@@ -150,7 +143,7 @@ def kldiv_loss(x, target, reduction="mean", name=None):
     if reduction not in ("none", "batchmean", "mean", "sum"):
         raise ValueError(f"kldiv_loss: 'reduction' must be one of ['none', 'batchmean', 'mean', 'sum'], got "
                          f"{reduction!r}")
-    return _loss_op("kldiv_loss", {"X": [x], "Target": [target]}, {"reduction": reduction}, x.dtype, ("Loss",))
+    return _loss_op("kldiv_loss", {"X": [x], "Target": [target]}, x.dtype, {"reduction": reduction}, ("Loss",), name)
 
 
 def dice_loss(input, label, epsilon=0.00001, name=None):

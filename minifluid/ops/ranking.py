@@ -35,7 +35,7 @@ def _margin_rank_loss_forward(attrs, label, x1, x2):
     return raw * active, active
 
 
-@register_grad("margin_rank_loss", reads=("Label", "Activated"))
+@register_grad("margin_rank_loss")
 def _margin_rank_loss_backward(attrs, ins, outs, douts, need):
     label, active, dout = ins[0], outs[1], douts[0]
     g = dout * active * label
