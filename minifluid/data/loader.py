@@ -42,7 +42,7 @@ import weakref
 import numpy as np
 
 from ..dtypes import to_numpy_dtype
-from ..errors import CONCURRENT_READ_MESSAGE, ConcurrentReadError, EOFException
+from ..errors import CONCURRENT_READ_MESSAGE, ConcurrentReadError, EOFException, LoaderStateError
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode
 from ..framework.program import default_main_program, default_startup_program
@@ -442,6 +442,11 @@ class GeneratorLoader(DataLoaderBase):
             self._end_epoch()
             raise StopIteration from None
         except ConcurrentReadError:  # another thread's read: its epoch goes on
+            raise
+        except LoaderStateError:
+            if not self._epoch_open:  # another thread read the end of data as this read began
+                raise StopIteration from None
+            self._end_epoch()
             raise
         except BaseException:  # reader failure, timeout, Ctrl-C
             self._end_epoch()

@@ -223,6 +223,37 @@ def test_two_threads_sharing_one_epoch_iterator_get_each_batch_once():
     assert sorted(seen[0] + seen[1]) == list(range(n)) and all(s == sorted(s) for s in seen)
 
 
+@pytest.mark.timeout(120)
+def test_two_threads_reaching_the_end_of_data_together_both_stop():
+    """The thread that reads the end of data ends the epoch while the other may already be in its read:
+    that read ends the epoch for it too (StopIteration), not "the DataLoader ... is not started"."""
+    _, loader, _ = build(capacity=4)
+    loader.set_batch_generator(lambda: iter([batch(i) for i in range(6)]), places=fluid.CPUPlace())
+    errors = []
+    for _ in range(150):  # many epoch ends, each a chance for the race
+        epoch = iter(loader)
+        seen = []
+
+        def read():
+            while True:
+                try:
+                    seen.append(label_of(next(epoch)))
+                except ConcurrentReadError:
+                    continue
+                except StopIteration:
+                    return
+                except BaseException as e:  # noqa: BLE001 - reported below
+                    errors.append(repr(e))
+                    return
+        threads = [threading.Thread(target=read) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(seen) == list(range(6))
+    assert errors == []
+
+
 # --- 8: a stage that fails after the fork leaves no worker -----------------------------------------------
 @pytest.mark.timeout(60)
 def test_a_stage_failing_after_the_worker_is_forked_leaves_no_worker_or_segment(monkeypatch):
