@@ -127,16 +127,16 @@ def _register_unary(name, forward, backward, attrs):
         return elementwise(lambda xb: forward(xp, xb, a).astype(x.dtype, copy=False), x)
 
     def grad(a, ins, outs, douts, need):
-        x, out, dout = ins[0], outs[0], douts[0]
-        xp = array_module(dout)
-        if name in _GRAD_FROM_OUT:  # x is not kept for these (register_grad(reads=...))
-            return (elementwise(lambda yb, db: backward(xp, None, yb, db, a).astype(dout.dtype, copy=False),
-                                out, dout),)
-        if out is None:
-            return (elementwise(lambda xb, db: backward(xp, xb, None, db, a).astype(dout.dtype, copy=False),
-                                x, dout),)
-        return (elementwise(lambda xb, yb, db: backward(xp, xb, yb, db, a).astype(dout.dtype, copy=False),
-                            x, out, dout),)
+        values = (ins[0], outs[0], douts[0])  # x is not kept for _GRAD_FROM_OUT (register_grad(reads=...))
+        kept = [i for i, v in enumerate(values) if v is not None]
+        xp, dtype = array_module(values[2]), values[2].dtype
+
+        def blocks(*parts):  # the same pieces of whichever of x, out, dout are there
+            args = [None] * 3
+            for i, part in zip(kept, parts):
+                args[i] = part
+            return backward(xp, *args, a).astype(dtype, copy=False)
+        return (elementwise(blocks, *(values[i] for i in kept)),)
     register_op(name, inputs=("X",), outputs=("Out",), attrs={**_COMMON, **attrs}, infer_shape=same_as(0),
                 share_lod={"Out": "X"})(kernel)
     register_grad(name, reads=("Out",) if name in _GRAD_FROM_OUT else None)(grad)

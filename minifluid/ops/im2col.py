@@ -106,7 +106,6 @@ def nhwc_shape(shape, fmt):
 # --- workspaces -----------------------------------------------------------------------------------
 _local = threading.local()
 CHUNK_BYTES = 4 << 20  # NOTE [ im2col in chunks ]
-_chunk_bytes = CHUNK_BYTES
 
 
 def scratch(role, shape, dtype, xp=np):
@@ -190,7 +189,7 @@ class Geometry:
         """``[fn(lo, hi), ...]`` over chunks of ``n`` images sized so that a chunk's [OH*OW, kh*kw] matrix of
         ``tap_bytes`` per entry is about CHUNK_BYTES, run on the intra-op threads (CuPy: in turn)."""
         per_image = self.out[0] * self.out[1] * self.k[0] * self.k[1] * tap_bytes
-        step = max(1, _chunk_bytes // max(per_image, 1))
+        step = max(1, CHUNK_BYTES // max(per_image, 1))
         bounds = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
         if xp is not np:
             return [fn(lo, hi) for lo, hi in bounds]

@@ -47,12 +47,14 @@ def _dropout_backward(attrs, ins, outs, douts, need):
 # --- batch_norm ----------------------------------------------------------------------------------
 # NOTE [ batch_norm passes ]
 # Every per-channel operation goes through a ChannelView (NOTE [ Per-channel broadcasts on channels-last
-# memory ] in channels.py): sums are einsum contractions over [rows, C] views, multiplies and adds run
-# over long rows with the vector tiled, whatever the memory order (a conv's output is channels-last).
-# The forward pass writes x - mean into Y and scales it in place (the variance is the mean square of
-# that centred copy: two-pass, no cancellation). The backward pass reads the batch statistics the
-# forward pass saved (SavedMean and SavedVariance, which holds 1/sqrt(var + eps) as in fluid) and
-# writes dx = k*dy - c1*x + c0 with per-channel k, c1, c0 in three passes, never materialising x_hat:
+# memory ] in channels.py): sums are column sums of the wide [rows, C * r] view, multiplies and adds run
+# over long rows with the vector tiled, whatever the memory order (a conv's output is channels-last), and
+# the in-place passes run block by block (NOTE [ Per-channel passes in blocks ]). The forward pass sums x
+# for the mean, then per block writes x - mean into Y and sums its squares while the block is in cache
+# (the variance of the centred copy: two-pass, no cancellation), then scales and shifts Y per block. The
+# backward pass reads the batch statistics the forward pass saved (SavedMean and SavedVariance, which holds
+# 1/sqrt(var + eps) as in fluid), sums dy and dy * x, and writes dx = k*dy - c1*x - c0 per block with
+# per-channel k, c1, c0, never materialising x_hat:
 # dscale = sum(dy * (x - mean)) * inv = (sum(dy * x) - mean * sum(dy)) * inv.
 def _bn_c_axis(x, layout):
     """The channel axis of 2-D [N, C] or N-D NCHW/NHWC input."""
@@ -76,15 +78,15 @@ def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     xp, dt = cv.xp, x.dtype
     batch = not (attrs["is_test"] or attrs["use_global_stats"])
     y = cv.empty(dt)
-    xf, yf = cv.flat(x), cv.flat(y)
-    mu = (cv.sum(x) / (x.size // cv.c)).astype(dt, copy=False) if batch else mean.astype(dt, copy=False)
+    xf, yf, m = cv.flat(x), cv.flat(y), x.size // cv.c
+    mu = (cv.sum(x) / m).astype(dt, copy=False) if batch else mean.astype(dt, copy=False)
     mu_v = cv.vec(mu)
 
     def centre(rows):  # y = x - mean, and the block's sum of squares while it is in cache
         xp.subtract(xf[rows], mu_v, out=yf[rows])
         return cv.flat_sum(yf[rows], yf[rows]) if batch else None
     squares = cv.map_blocks(centre, dt.itemsize)
-    var = (sum(squares) / (x.size // cv.c)).astype(dt, copy=False) if batch else variance.astype(dt, copy=False)
+    var = (sum(squares) / m).astype(dt, copy=False) if batch else variance.astype(dt, copy=False)
     inv = (1.0 / xp.sqrt(var + attrs["epsilon"])).astype(dt, copy=False)
     k_v, bias_v = cv.vec((inv * scale).astype(dt, copy=False)), cv.vec(bias.astype(dt, copy=False))
 

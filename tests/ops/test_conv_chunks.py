@@ -17,7 +17,7 @@ def test_conv2d_and_its_gradients_do_not_depend_on_the_chunk_size(attrs, monkeyp
     w = rng.randn(4, 3, 3, 3)
     results = []
     for chunk in (1 << 30, 1):  # one chunk; one image per chunk
-        monkeypatch.setattr(im2col, "_chunk_bytes", chunk)
+        monkeypatch.setattr(im2col, "CHUNK_BYTES", chunk)
         out = spec.kernel(attrs, x, w, None, None)
         dout = np.random.RandomState(1).randn(*out.shape)
         results.append((out,) + spec.grad(attrs, (x, w, None, None), (out,), (dout,), (True, True, False, False))[:2])
@@ -41,7 +41,7 @@ def test_conv2d_and_its_gradients_are_the_same_on_one_thread_and_on_three(attrs,
     rng = np.random.RandomState(0)
     x = np.ascontiguousarray(rng.randn(9, 6, 7, 3).astype("float32").transpose(0, 3, 1, 2))
     w = rng.randn(5, 3, 3, 3).astype("float32")
-    monkeypatch.setattr(im2col, "_chunk_bytes", 1)
+    monkeypatch.setattr(im2col, "CHUNK_BYTES", 1)
     results = []
     for threads in (1, 3):
         monkeypatch.setattr(parallel, "_threads", threads)
