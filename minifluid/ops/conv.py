@@ -78,7 +78,10 @@ def _conv2d_forward(attrs, x, w, bias, residual):
     _check(x4, w, g)
     geo = _conv_geometry(attrs, x4.shape, w.shape)
     n, f = x4.shape[0], w.shape[0]
-    if g == 1:
+    if _channels_first(geo, x, fmt, g):
+        out, wmat, per_image = _chunked_out(geo, x4, f), w.reshape(f, -1).T, geo.out[0] * geo.out[1]
+        geo.map_planes(x, lambda lo, hi, planes: np.matmul(planes.T, wmat, out=out[lo * per_image:hi * per_image]))
+    elif g == 1:
         out, wmat, per_image = _chunked_out(geo, x4, f), _filter_matrix(w), geo.out[0] * geo.out[1]
         geo.map_chunks(x4, lambda lo, hi, cols: array_module(x4).matmul(cols, wmat, out=out[lo * per_image:hi * per_image]))
     elif w.shape[1] == 1:
@@ -86,6 +89,13 @@ def _conv2d_forward(attrs, x, w, bias, residual):
     else:
         out = (_group_cols(geo, geo.im2col(x4), g) @ _group_filter(w, g)).transpose(1, 0, 2)
     return from_nhwc(out.reshape((n,) + geo.out + (f,)), fmt)
+
+
+def _channels_first(geo, x, fmt, g):
+    """True when the channels-first im2col is the one to take (NOTE [ Channels-first im2col for few
+    channels ] in im2col.py): NCHW numpy memory whose output rows are longer than a filter row."""
+    return (g == 1 and fmt == "NCHW" and type(x) is np.ndarray and x.flags.c_contiguous
+            and geo.k[1] * x.shape[1] < geo.out[1])
 
 
 def _chunked_out(geo, x4, f):
@@ -221,10 +231,18 @@ def _conv2d_backward(attrs, ins, outs, douts, need):
     d4 = xp.ascontiguousarray(to_nhwc(douts[0], fmt))
     tgeo = _transposed_geometry(geo, x4.shape[1:3]) if g == 1 and need[0] else None
     small_g = x4.shape[1] * x4.shape[2] * w.shape[0] <= d4.shape[1] * d4.shape[2] * w.shape[1]  # H*W*F <= OH*OW*C
-    if tgeo is not None and (small_g or not need[1]):  # one im2col (G) of the output gradient serves both
+    first = need[1] and _channels_first(geo, x, fmt, g)
+    if tgeo is not None and (small_g or not need[1]) and not first:  # one im2col (G) of the output gradient serves both
         dx, dw = _transposed_grads(tgeo, d4, w, x4.shape, x4 if need[1] else None)
         return from_nhwc(dx, fmt), dw, None, None
-    dw = xp.ascontiguousarray(_filter_grad(geo, x4, d4, w, g)) if need[1] else None
+    if first:  # the channels-first matrix [C*kh*kw, rows] @ dout: the filter gradient as [C*kh*kw, F]
+        d2, per_image = d4.reshape(-1, w.shape[0]), geo.out[0] * geo.out[1]
+        parts = geo.map_planes(x, lambda lo, hi, planes: planes @ d2[lo * per_image:hi * per_image])
+        dw = np.ascontiguousarray(_ordered_sum(parts).T).reshape(w.shape)
+    elif need[1]:
+        dw = xp.ascontiguousarray(_filter_grad(geo, x4, d4, w, g))
+    else:
+        dw = None
     dx = from_nhwc(_input_grad(geo, d4, w, x4.shape, g), fmt) if need[0] else None
     return dx, dw, None, None
 

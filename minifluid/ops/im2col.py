@@ -37,6 +37,15 @@ measured on ResNet-20's 3x3 convs at batch 128 on two threads (forward / backwar
 32x32): 0.3 MiB 25 / 35, 1.25 MiB 18.5 / 28, 2.5 MiB 9.6 / 20, 5 MiB 10.7 / 17, 40 MiB 14 / 25; 32 and
 64 channels are best at 2.5-5 MiB too. Smaller chunks pay numpy's and OpenBLAS's per-call overhead
 (and the GEMM's packing of its small filter matrix) too often; the whole matrix leaves the cache.
+
+NOTE [ Channels-first im2col for few channels ]
+A network's first conv reads the fed images: NCHW memory with 1 or 3 channels. Its channels-last im2col
+copies runs of only kw*C floats (9 for a 3x3 RGB filter), one numpy inner loop per run: ResNet-20's
+first conv spent longer building the matrix than multiplying it. When the input is NCHW memory and a
+run of OW output pixels is longer than kw*C (``conv.py``'s ``_channels_first``), ``map_planes`` builds
+the transposed matrix instead, [C*kh*kw, N*OH*OW], whose rows are runs of OW floats of one input plane
+(3.5x fewer, longer copies for that conv); the forward GEMM reads it transposed (BLAS takes it as it is)
+and the filter gradient is ``matrix @ dout``. The output is the same NHWC [N*OH*OW, F] product.
 """
 import threading
 
@@ -184,6 +193,31 @@ class Geometry:
             return [fn(0, n, x4.reshape(-1, c))]  # the input is its own im2col matrix: no copy to chunk
         return self.map_images(n, c * x4.dtype.itemsize, lambda lo, hi: fn(lo, hi, self.im2col(x4[lo:hi], role)),
                                array_module(x4))
+
+    def map_planes(self, x, fn, role="planes"):
+        """``[fn(lo, hi, matrix), ...]`` over chunks of images [lo, hi) of a C-contiguous NCHW numpy ``x``,
+        ``matrix`` the chunk's channels-first im2col matrix [C*kh*kw, (hi - lo)*OH*OW] (rows in the filter's
+        (c, i, j) order) in a scratch buffer (NOTE [ Channels-first im2col for few channels ])."""
+        n, c, h, w = x.shape
+        (t, b), (l, r) = self.widths((h, w))
+        (kh, kw), (oh, ow) = self.k, self.out
+
+        def chunk(lo, hi):
+            src = x[lo:hi]
+            if t or b or l or r:
+                src = scratch(role + "-pad", (hi - lo, c, h + t + b, w + l + r), x.dtype)
+                src[:, :, :t] = src[:, :, t + h:] = 0
+                src[:, :, t:t + h, :l] = src[:, :, t:t + h, l + w:] = 0
+                src[:, :, t:t + h, l:l + w] = x[lo:hi]
+            st = src.strides
+            view = np.lib.stride_tricks.as_strided(
+                src, (c, kh, kw, hi - lo, oh, ow),
+                (st[1], st[2] * self.d[0], st[3] * self.d[1], st[0], st[2] * self.s[0], st[3] * self.s[1]),
+                writeable=False)
+            planes = scratch(role, view.shape, x.dtype)
+            planes[...] = view
+            return fn(lo, hi, planes.reshape(c * kh * kw, -1))
+        return self.map_images(n, c * x.dtype.itemsize, chunk)
 
     def map_images(self, n, tap_bytes, fn, xp=np):
         """``[fn(lo, hi), ...]`` over chunks of ``n`` images sized so that a chunk's [OH*OW, kh*kw] matrix of

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from . import parallel
+from .parallel import into
 from .channels import ChannelView
 from .registry import array_module, grad_var_name, register_grad, register_op, same_as
 
@@ -74,8 +75,23 @@ def _channel_view(x, yv):
     return cv if cv.perm else None
 
 
+def _add_blocks(out, *arrays):
+    """out = arrays[0] + arrays[1] + ... (one block of ``parallel.into``)."""
+    np.add(arrays[0], arrays[1], out=out)
+    for a in arrays[2:]:
+        out += a
+
+
+def _same_arrays(arrays):
+    """True when ``arrays`` are numpy arrays of one shape and dtype (their sum can be made in blocks)."""
+    first = arrays[0]
+    return all(type(a) is np.ndarray and a.shape == first.shape and a.dtype == first.dtype for a in arrays)
+
+
 def _add_forward(attrs, x, y):
     yv = _y_view(x, y, attrs["axis"])
+    if _same_arrays((x, yv)):  # a residual add: in blocks on the intra-op threads
+        return into(_add_blocks, np.empty_like(x), x, yv)
     cv = _channel_view(x, yv)
     if cv is None:
         return x + yv
@@ -247,6 +263,8 @@ def _mean_backward(attrs, ins, outs, douts, need):
              infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False},
              share_lod={"Out": "X"})
 def _sum_forward(attrs, xs):
+    if len(xs) > 1 and _same_arrays(xs):  # gradient sums: in blocks on the intra-op threads
+        return into(_add_blocks, np.empty_like(xs[0]), *xs)
     out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy(order="K")  # keeps the inputs' memory order
     for x in xs[2:]:
         out += x

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import blas as _blas
 
-__all__ = ["elementwise", "for_each", "matmul", "num_threads", "set_num_threads"]
+__all__ = ["elementwise", "for_each", "into", "matmul", "num_threads", "set_num_threads", "zeros_for"]
 
 _lock = threading.Lock()
 _local = threading.local()
@@ -169,12 +169,8 @@ def elementwise(fn, *arrays):
     (each block's temporaries stay in cache) on the intra-op threads; the result keeps their layout.
     Arrays that are small, differ in layout or are not dense are handed to ``fn`` whole."""
     first = arrays[0]
-    if (num_threads() <= 1 or first.nbytes < ELEMENTWISE_MIN_BYTES or type(first) is not np.ndarray
-            or getattr(_local, "inside", False)
-            or any(type(a) is not np.ndarray or a.shape != first.shape or a.strides != first.strides for a in arrays)):
-        return fn(*arrays)
-    flats = [_flat(a) for a in arrays]
-    if any(f is None for f in flats):
+    flats = None if num_threads() <= 1 or first.nbytes < ELEMENTWISE_MIN_BYTES else _dense_flats(arrays)
+    if flats is None:
         return fn(*arrays)
     step = max(1, BLOCK_BYTES // first.itemsize)
     bounds = list(range(0, first.size, step)) + [first.size]
@@ -187,3 +183,47 @@ def elementwise(fn, *arrays):
         out_flat[bounds[i]:bounds[i + 1]] = fn(*(f[bounds[i]:bounds[i + 1]] for f in flats))
     for_each(len(bounds) - 2, lambda i: block(i + 1))
     return out
+
+
+def into(fn, out, *arrays):
+    """``fn(out, *arrays)`` that writes its result into ``out``, run on the same blocks of every array when
+    ``out`` and ``arrays`` are dense numpy arrays of one shape and layout: on the intra-op threads in blocks
+    of about BLOCK_BYTES when large, else as one call on 1-D views of their memory (``zeros_for`` then gives
+    ``fn`` a zero array rather than a scalar). Anything else is handed to ``fn`` whole. Returns ``out``."""
+    flats = _dense_flats((out,) + arrays)
+    if flats is None:
+        fn(out, *arrays)
+    elif out.nbytes < ELEMENTWISE_MIN_BYTES:
+        fn(*flats)
+    else:
+        step = max(1, BLOCK_BYTES // out.itemsize)
+        bounds = list(range(0, out.size, step)) + [out.size]
+        for_each(len(bounds) - 1, lambda i: fn(*(f[bounds[i]:bounds[i + 1]] for f in flats)))
+    return out
+
+
+def _dense_flats(arrays):
+    """1-D views of the memory of same-shape, same-strides dense numpy arrays, else None (also inside
+    a piece of ``for_each``: a nested call runs whole)."""
+    first = arrays[0]
+    if getattr(_local, "inside", False) or any(type(a) is not np.ndarray or a.shape != first.shape
+                                               or a.strides != first.strides for a in arrays):
+        return None
+    flats = [_flat(a) for a in arrays]
+    return None if any(f is None for f in flats) else flats
+
+
+_zeros = {}
+
+
+def zeros_for(block):
+    """A read-only zero array like the 1-D numpy ``block`` (numpy's maximum/minimum against an array run
+    2-3x faster than against a scalar: they are vectorised only for two arrays), else the scalar 0."""
+    if type(block) is not np.ndarray or block.ndim != 1:
+        return 0
+    zeros = _zeros.get(block.dtype)
+    if zeros is None or zeros.size < block.size:
+        zeros = np.zeros(max(block.size, BLOCK_BYTES // block.itemsize), dtype=block.dtype)
+        zeros.flags.writeable = False
+        _zeros[block.dtype] = zeros
+    return zeros[:block.size]

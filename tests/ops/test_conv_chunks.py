@@ -48,3 +48,25 @@ def test_conv2d_and_its_gradients_are_the_same_on_one_thread_and_on_three(attrs,
         results.append(_conv_and_grads(attrs, x, w))
     for a, b in zip(*results):
         np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("attrs", [{"paddings": [1, 1]}, {"strides": [2, 2], "paddings": [2, 1, 0, 1]},
+                                   {"dilations": [2, 1], "paddings": [1, 1]}, {}])
+@pytest.mark.parametrize("channels", [1, 3])
+def test_the_channels_first_im2col_gives_what_the_channels_last_one_gives(attrs, channels, monkeypatch):
+    """NCHW memory with few channels takes the channels-first im2col (NOTE [ Channels-first im2col for few
+    channels ] in ops/im2col.py), the same values in channels-last memory the usual one; chunks of two images."""
+    from minifluid.ops import conv
+    attrs = dict(get_op_spec("conv2d").attrs, **attrs)
+    rng = np.random.RandomState(0)
+    x_nchw = rng.randn(5, channels, 7, 21)
+    x_nhwc = np.ascontiguousarray(x_nchw.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    w = rng.randn(4, channels, 3, 3)
+    monkeypatch.setattr(im2col, "CHUNK_BYTES", 2 * 7 * 21 * 9 * channels * 8)
+    geo = conv._conv_geometry(attrs, x_nhwc.transpose(0, 2, 3, 1).shape, w.shape)
+    assert conv._channels_first(geo, x_nchw, "NCHW", 1)
+    if channels > 1:  # (one channel: both memory orders are the same array)
+        assert not conv._channels_first(geo, x_nhwc, "NCHW", 1)
+    first, last = _conv_and_grads(attrs, x_nchw, w), _conv_and_grads(attrs, x_nhwc, w)
+    for a, b in zip(first, last):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -271,6 +271,11 @@ CONVS = {  # name: (x shape, w shape, attrs, pads [t, b, l, r])
     "1x1": ((2, 3, 4, 5), (2, 3, 1, 1), {}, [0, 0, 0, 0]),
     "1x1-stride2": ((2, 3, 5, 5), (4, 3, 1, 1), {"strides": [2, 2]}, [0, 0, 0, 0]),
     "groups3-stride1": ((2, 6, 4, 4), (3, 2, 3, 3), {"groups": 3, "paddings": [1, 1]}, [1, 1, 1, 1]),
+    # few channels in NCHW memory, output rows longer than kw*C: the channels-first im2col
+    # (NOTE [ Channels-first im2col for few channels ] in ops/im2col.py)
+    "channels-first-rgb": ((2, 3, 4, 9), (4, 3, 3, 2), {"paddings": [1, 1]}, [1, 1, 1, 1]),
+    "channels-first-gray-strided": ((2, 1, 6, 12), (3, 1, 3, 3), {"strides": [2, 1], "dilations": [1, 2],
+                                                                   "paddings": [1, 2, 0, 1]}, [1, 2, 0, 1]),
 }
 for _name, (_xs, _ws, _attrs, _pads) in CONVS.items():
     case("conv2d", _name, inputs={"Input": normal(*_xs), "Filter": normal(*_ws)}, attrs=_attrs,

@@ -162,3 +162,44 @@ def test_activation_kernels_in_blocks_equal_the_whole(three_threads, monkeypatch
     for whole, blocked in zip(*results):
         assert blocked.strides == whole.strides
         np.testing.assert_array_equal(blocked, whole)
+
+
+def test_into_writes_every_block_of_the_output_once_and_hands_mismatched_arrays_over_whole(three_threads,
+                                                                                         monkeypatch):
+    monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 256)
+    rng = np.random.RandomState(0)
+    x = rng.randn(3, 8, 9, 5).astype("float32").transpose(0, 3, 1, 2)  # channels-last memory
+    calls = []
+
+    def neg(out, a):
+        calls.append(a.shape)
+        np.negative(a, out=out)
+        out += 0 if a.ndim > 1 else 1  # 1-D blocks add 1: every element must be written by exactly one block
+    out = parallel.into(neg, np.empty_like(x), x)
+    assert len(calls) == -(-x.size // 64) and all(len(s) == 1 for s in calls)
+    np.testing.assert_array_equal(out, 1 - x)
+    calls.clear()
+    nchw = np.ascontiguousarray(x)  # same values, another memory order: one call on the arrays as they are
+    parallel.into(lambda o, a, b: calls.append(a.shape) or np.subtract(a, b, out=o), np.empty_like(x), x, nchw)
+    assert calls == [x.shape]
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_relu_and_its_gradient_match_fluid_in_any_layout(three_threads, monkeypatch, blocks):
+    """out = max(x, 0); dx = dout * (out > 0) (a NaN output passes 0 back, as in fluid's relu_grad)."""
+    from minifluid.ops.registry import get_op_spec
+    if blocks:
+        monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 1)
+        monkeypatch.setattr(parallel, "BLOCK_BYTES", 128)
+    spec = get_op_spec("relu")
+    rng = np.random.RandomState(2)
+    x = rng.randn(2, 6, 7, 3).astype("float32").transpose(0, 3, 1, 2)
+    x[0, 0, 0, :3] = [0.0, np.nan, -np.inf]
+    out = spec.kernel(spec.attrs, x)
+    np.testing.assert_array_equal(out, np.where(x > 0, x, np.where(np.isnan(x), x, 0)))
+    finite = np.nan_to_num(x, nan=2.0, neginf=-1.0)
+    for dout in (rng.randn(*x.shape).astype("float32"),  # NCHW memory against a channels-last output
+                 np.ascontiguousarray(finite.transpose(0, 2, 3, 1) * 3).transpose(0, 3, 1, 2)):
+        dx = spec.grad(spec.attrs, (None,), (out,), (dout,), (True,))[0]
+        np.testing.assert_array_equal(dx, dout * (out > 0))
