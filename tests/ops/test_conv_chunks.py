@@ -70,3 +70,19 @@ def test_the_channels_first_im2col_gives_what_the_channels_last_one_gives(attrs,
     first, last = _conv_and_grads(attrs, x_nchw, w), _conv_and_grads(attrs, x_nhwc, w)
     for a, b in zip(first, last):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_padded_chunks_reuse_their_borders_only_when_they_still_hold_the_padding():
+    """``Geometry.padded`` fills a scratch buffer's borders only when this thread's last call on that buffer
+    left other padding there (another value or widths, other images, more images): each result equals np.pad."""
+    rng = np.random.RandomState(0)
+    geo = im2col.Geometry({"paddings": [1, 2]}, (5, 6), (3, 3), (1, 1), (1, 1))
+    other = im2col.Geometry({"paddings": [2, 0]}, (5, 6), (3, 3), (1, 1), (1, 1))
+    calls = [(geo, 3, (5, 6), 0.0), (geo, 2, (5, 6), 0.0), (geo, 3, (5, 6), -np.inf), (geo, 4, (5, 6), 0.0),
+             (other, 4, (5, 6), 0.0), (geo, 4, (4, 6), 0.0), (geo, 1, (5, 6), 0.0)]
+    for g, n, hw, value in calls:
+        x = rng.randn(n, *hw, 2)
+        (t, b), (l, r) = g.widths(hw)
+        got = g.padded(x, value, role="test-pad")
+        want = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=value)
+        np.testing.assert_array_equal(got, want)
