@@ -52,7 +52,9 @@ class ChannelView:
     def vec(self, v):
         """A [C] vector shaped to broadcast against ``flat(...)``."""
         if self.perm:
-            return self.xp.tile(v, self.r)
+            tiled = self.xp.empty(self.r * self.c, dtype=v.dtype)
+            tiled.reshape(self.r, self.c)[...] = v
+            return tiled
         return v.reshape(tuple(self.c if i == self.c_axis else 1 for i in range(len(self.shape))))
 
     def empty(self, dtype):

@@ -160,7 +160,13 @@ ELEMENTWISE_MIN_BYTES = 4 << 20  # smaller tensors run whole: a block's overhead
 def _flat(a):
     """A 1-D view of ``a`` in its memory order, or None when ``a`` is not one dense run of memory
     (never a copy: its axes sorted by stride must be C-contiguous)."""
-    in_memory_order = a.transpose(np.argsort([-s for s in a.strides], kind="stable"))
+    if a.flags.c_contiguous:
+        return a.reshape(-1)
+    if a.ndim == 4:  # an NCHW-shaped view of channels-last memory (conv, pool, batch_norm outputs)
+        nhwc = a.transpose(0, 2, 3, 1)
+        if nhwc.flags.c_contiguous:
+            return nhwc.reshape(-1)
+    in_memory_order = a.transpose(sorted(range(a.ndim), key=lambda i: -a.strides[i]))
     return in_memory_order.reshape(-1) if in_memory_order.flags.c_contiguous else None
 
 
