@@ -116,6 +116,7 @@ def nhwc_shape(shape, fmt):
 # --- workspaces -----------------------------------------------------------------------------------
 _local = threading.local()
 CHUNK_BYTES = 4 << 20  # NOTE [ im2col in chunks ]
+MIN_CHUNKS, MIN_SPLIT_BYTES = 4, 1 << 20
 
 
 def scratch(role, shape, dtype, xp=np):
@@ -224,9 +225,7 @@ class Geometry:
         """``[fn(lo, hi, matrix), ...]`` over chunks of images [lo, hi) of NHWC ``x4``, ``matrix`` the chunk's
         im2col matrix [(hi - lo)*OH*OW, kh*kw*C] in a scratch buffer of about one chunk (NOTE [ im2col in
         chunks ]); the chunks run on the intra-op threads (NOTE [ Intra-op threads ] in parallel.py)."""
-        n, c = x4.shape[0], x4.shape[3]
-        if self.k == (1, 1) and not any(self.pads) and self.s == (1, 1) and x4.flags.c_contiguous:
-            return [fn(0, n, x4.reshape(-1, c))]  # the input is its own im2col matrix: no copy to chunk
+        n, c = x4.shape[0], x4.shape[3]  # (a 1x1 conv's contiguous input is its own matrix: chunks of views)
         return self.map_images(n, c * x4.dtype.itemsize, lambda lo, hi: fn(lo, hi, self.im2col(x4[lo:hi], role)),
                                array_module(x4))
 
@@ -255,9 +254,13 @@ class Geometry:
 
     def map_images(self, n, tap_bytes, fn, xp=np):
         """``[fn(lo, hi), ...]`` over chunks of ``n`` images sized so that a chunk's [OH*OW, kh*kw] matrix of
-        ``tap_bytes`` per entry is about CHUNK_BYTES, run on the intra-op threads (CuPy: in turn)."""
+        ``tap_bytes`` per entry is about CHUNK_BYTES, run on the intra-op threads (CuPy: in turn). A matrix of
+        more than MIN_SPLIT_BYTES makes at least MIN_CHUNKS chunks (a 1x1 conv's small matrix would be one
+        chunk, on one thread); the chunks never depend on the thread count."""
         per_image = self.out[0] * self.out[1] * self.k[0] * self.k[1] * tap_bytes
         step = max(1, CHUNK_BYTES // max(per_image, 1))
+        if per_image * n > MIN_SPLIT_BYTES:
+            step = min(step, max(1, n // MIN_CHUNKS))
         bounds = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
         if xp is not np:
             return [fn(lo, hi) for lo, hi in bounds]
@@ -270,11 +273,13 @@ class Geometry:
 
     def col2im(self, tap_grad, in_shape4, dtype, xp, out=None):
         """Sum per-tap gradients ``tap_grad(i, j)`` ([N, OH, OW, C]) into a NHWC input of ``in_shape4``;
-        with ``out`` (an array of that shape) the sum is built in a scratch buffer and copied into it."""
+        with ``out`` (an array of that shape) the sum is built in it, or in a scratch buffer and copied into it
+        when the input is padded."""
         n, h, w, c = in_shape4
         (t, b), (l, r) = self.widths((h, w))
         shape = (n, h + t + b, w + l + r, c)
-        dxp = xp.zeros(shape, dtype=dtype) if out is None else scratch("col2im", shape, dtype, xp)
+        unpadded = out is not None and not (t or b or l or r)  # sum straight into ``out``
+        dxp = xp.zeros(shape, dtype=dtype) if out is None else out if unpadded else scratch("col2im", shape, dtype, xp)
         if out is not None:
             dxp.fill(0)
         for i in range(self.k[0]):
@@ -283,5 +288,6 @@ class Geometry:
                 dxp[:, rows, cols] += tap_grad(i, j)
         if out is None:
             return dxp[:, t:t + h, l:l + w]
-        out[...] = dxp[:, t:t + h, l:l + w]
+        if not unpadded:
+            out[...] = dxp[:, t:t + h, l:l + w]
         return out

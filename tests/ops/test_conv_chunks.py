@@ -86,3 +86,25 @@ def test_padded_chunks_reuse_their_borders_only_when_they_still_hold_the_padding
         got = g.padded(x, value, role="test-pad")
         want = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=value)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_a_1x1_conv_is_split_into_chunks_for_the_threads_and_equals_one_product(stride, monkeypatch):
+    """A 1x1 conv's matrix is small per image: above MIN_SPLIT_BYTES it still makes MIN_CHUNKS chunks (else one
+    thread would do the whole product); the result and both gradients equal one whole product's."""
+    monkeypatch.setattr(im2col, "MIN_SPLIT_BYTES", 1)
+    attrs = dict(get_op_spec("conv2d").attrs, strides=[stride, stride])
+    rng = np.random.RandomState(0)
+    x = np.ascontiguousarray(rng.randn(9, 6, 8, 3).transpose(0, 3, 1, 2))  # channels-last memory
+    w = rng.randn(4, 3, 1, 1)
+    geo = im2col.Geometry(attrs, (6, 8), (1, 1), (stride, stride), (1, 1))
+    chunks = geo.map_images(9, 3 * 8, lambda lo, hi: (lo, hi))
+    assert len(chunks) >= im2col.MIN_CHUNKS and chunks[0] == (0, 2) and chunks[-1][1] == 9
+    out, dx, dw = _conv_and_grads(attrs, x, w)
+    sub = x[:, :, ::stride, ::stride]
+    np.testing.assert_allclose(out, np.einsum("nchw,fc->nfhw", sub, w[:, :, 0, 0]), rtol=1e-12, atol=1e-12)
+    dout = np.random.RandomState(1).randn(*out.shape)
+    want_dx = np.zeros_like(x)
+    want_dx[:, :, ::stride, ::stride] = np.einsum("nfhw,fc->nchw", dout, w[:, :, 0, 0])
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dw[:, :, 0, 0], np.einsum("nfhw,nchw->fc", dout, sub), rtol=1e-12, atol=1e-12)
