@@ -150,7 +150,7 @@ def _pool2d_forward(attrs, x):
 def _global_pool_grad(attrs, x4, d4):
     xp, (n, h, w, c) = array_module(x4), x4.shape
     if attrs["pooling_type"] != "max":
-        return xp.broadcast_to(d4 / (h * w), x4.shape).astype(x4.dtype)
+        return xp.broadcast_to(d4 / (h * w), x4.shape).astype(x4.dtype, order="C")  # channels-last, as x4
     first = x4.reshape(n, h * w, c).argmax(axis=1)[:, None, :] == xp.arange(h * w)[None, :, None]
     return (first * d4.reshape(n, 1, c)).reshape(x4.shape).astype(x4.dtype, copy=False)
 

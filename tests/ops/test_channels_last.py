@@ -59,3 +59,21 @@ def test_a_per_channel_bias_on_channels_last_memory_matches_plain_nchw(axis):
     np.testing.assert_allclose(results[1][2], dout.sum(axis=(0, 2, 3) if axis == 1 else (0, 1, 2)), rtol=1e-12)
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("pooling_type", ["avg", "max"])
+def test_a_global_pool_gradient_keeps_its_inputs_channels_last_memory(pooling_type):
+    """The gradient of a global pool over a conv's output comes back in that output's channels-last memory, so
+    the relu_grad it meets next runs on its block path, not on mixed memory orders."""
+    spec = get_op_spec("pool2d")
+    attrs = dict(spec.attrs, pooling_type=pooling_type, global_pooling=True)
+    rng = np.random.RandomState(0)
+    x = _channels_last(rng.randn(3, 4, 5, 6))
+    out = spec.kernel(attrs, x)
+    dout = rng.randn(*out.shape)
+    dx = spec.grad(attrs, (x,), (out,), (dout,), (True,))[0]
+    assert dx.strides == x.strides
+    if pooling_type == "avg":
+        np.testing.assert_allclose(dx, np.broadcast_to(dout / 30, x.shape), rtol=1e-12)
+    else:
+        np.testing.assert_allclose(dx.sum(axis=(2, 3)), dout[:, :, 0, 0], rtol=1e-12)
