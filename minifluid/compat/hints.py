@@ -70,7 +70,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate affine_grid grid_sampler
-            temporal_shift random_crop unfold similarity_focus fsp_matrix""",
+            random_crop similarity_focus""",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
@@ -92,7 +92,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "instance_norm local_response_norm",
         "paddle.static": "WeightNormParamAttr"},
     "activations": {
-        "paddle.fluid.layers": "mish",
         "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
