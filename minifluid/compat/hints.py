@@ -62,7 +62,7 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """prior_box density_prior_box multi_box_head bipartite_match target_assign
-            detection_output ssd_loss rpn_target_assign retinanet_target_assign sigmoid_focal_loss anchor_generator
+            detection_output ssd_loss rpn_target_assign retinanet_target_assign anchor_generator
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
             iou_similarity box_coder polygon_box_transform yolov3_loss yolo_box box_clip multiclass_nms
             locality_aware_nms matrix_nms retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
@@ -100,7 +100,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "AlphaDropout Dropout3D",
         "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": "bilinear_tensor_product",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var

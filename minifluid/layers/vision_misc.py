@@ -1,10 +1,10 @@
-"""Assorted vision layers: mish, unfold, temporal_shift, fsp_matrix (fluid 1.8 signatures, defaults and
-argument errors; the ops are in ops/vision_misc.py)."""
+"""Assorted vision layers: mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product,
+sigmoid_focal_loss (fluid 1.8 signatures, defaults and argument errors; the ops are in ops/vision_misc.py)."""
 from .activation import check_variable_and_dtype
 from .creation import check_type
 from .helper import LayerHelper
 
-__all__ = ["fsp_matrix", "mish", "temporal_shift", "unfold"]
+__all__ = ["bilinear_tensor_product", "fsp_matrix", "mish", "sigmoid_focal_loss", "temporal_shift", "unfold"]
 
 _FLOATS = ("float32", "float64")
 
@@ -69,3 +69,29 @@ def fsp_matrix(x, y):
     check_variable_and_dtype(x, "x", _FLOATS, "fsp_matrix")
     check_variable_and_dtype(y, "y", _FLOATS, "fsp_matrix")
     return _append("fsp", {"X": [x], "Y": [y]}, layer="fsp_matrix")
+
+
+def bilinear_tensor_product(x, y, size, act=None, name=None, param_attr=None, bias_attr=None):
+    """``out[n, k] = x[n] W[k] y[n]^T + b[k]`` for [N, M] ``x`` and [N, P] ``y``: weight
+    ``bilinear_tensor_product_<n>.w_0`` is [size, M, P], bias ``.b_0`` [1, size] (none when ``bias_attr``
+    is False)."""
+    helper = LayerHelper("bilinear_tensor_product", name=name, param_attr=param_attr, bias_attr=bias_attr, act=act)
+    dtype = x.dtype
+    weight = helper.create_parameter(attr=helper.param_attr, shape=[size, x.shape[1], y.shape[1]], dtype=dtype)
+    inputs = {"X": [x], "Y": [y], "Weight": [weight]}
+    if helper.bias_attr:
+        inputs["Bias"] = [helper.create_parameter(attr=helper.bias_attr, shape=[1, size], dtype=dtype, is_bias=True)]
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(type="bilinear_tensor_product", inputs=inputs, outputs={"Out": [out]})
+    return helper.append_activation(out)
+
+
+def sigmoid_focal_loss(x, label, fg_num, gamma=2.0, alpha=0.25):
+    """RetinaNet's focal loss per class of [N, C] logits ``x``: ``label`` [N, 1] int32 holds the positive class
+    as 1..C (0: background, -1: ignored), ``fg_num`` [1] int32 the number of foreground samples that
+    normalises it; the output is [N, C]."""
+    check_variable_and_dtype(x, "x", _FLOATS, "sigmoid_focal_loss")
+    check_variable_and_dtype(label, "label", ("int32",), "sigmoid_focal_loss")
+    check_variable_and_dtype(fg_num, "fg_num", ("int32",), "sigmoid_focal_loss")
+    return _append("sigmoid_focal_loss", {"X": [x], "Label": [label], "FgNum": [fg_num]},
+                   {"gamma": float(gamma), "alpha": float(alpha)})

@@ -173,3 +173,92 @@ def _fsp_backward(attrs, ins, outs, douts, need):
     dx = (d @ _flat(y)).reshape(x.shape).astype(x.dtype, copy=False) if need[0] else None
     dy = (d.transpose(0, 2, 1) @ _flat(x)).reshape(y.shape).astype(y.dtype, copy=False) if need[1] else None
     return dx, dy
+
+
+# --- bilinear_tensor_product: Out[n, k] = X[n] W[k] Y[n]^T + Bias[0, k] -----------------------------------
+def _btp_infer(attrs, x, y, weight, bias):
+    for slot, v, rank in (("X", x, 2), ("Y", y, 2), ("Weight", weight, 3)):
+        if len(v.shape) != rank:
+            raise ValueError(f"The input({slot}) must be a {rank}D {'Tensor' if rank == 2 else 'tensor'}.")
+    if _known(x.shape[0]) and _known(y.shape[0]) and x.shape[0] != y.shape[0]:
+        raise ValueError("The first dimension(batch_size) of input(X) must be equal to the first dimension of the "
+                         "input(Y).")
+    for slot, v, axis, what in (("X", x, 1, "second"), ("Y", y, 2, "third")):
+        if _known(v.shape[1]) and _known(weight.shape[axis]) and v.shape[1] != weight.shape[axis]:
+            raise ValueError(f"The second dimension of input({slot}) must be equal to the {what} dimension of the "
+                             f"input(Weight).")
+    if bias is not None:
+        if len(bias.shape) != 2 or bias.shape[0] not in (1, -1):
+            raise ValueError("The Input(Bias) must be a 2-D tensor with the 2nd dimension fixed to 1 (a row vector).")
+        if _known(bias.shape[1]) and _known(weight.shape[0]) and bias.shape[1] != weight.shape[0]:
+            raise ValueError("The second dimension of input(Bias) must be equal to the first dimension of the "
+                             "input(Weight).")
+    return (x.shape[0], weight.shape[0]), x.dtype
+
+
+@register_op("bilinear_tensor_product", inputs=("X", "Y", "Weight", "Bias"), outputs=("Out",), optional=("Bias",),
+             infer_shape=_btp_infer, share_lod={"Out": "X"})
+def _btp_forward(attrs, x, y, weight, bias):
+    _btp_infer(attrs, x, y, weight, bias)
+    out = array_module(x).einsum("ni,kij,nj->nk", x, weight, y, optimize=True)
+    return (out if bias is None else out + bias).astype(x.dtype, copy=False)
+
+
+@register_grad("bilinear_tensor_product", reads=("X", "Y", "Weight"))
+def _btp_backward(attrs, ins, outs, douts, need):
+    (x, y, weight, _), d = ins, douts[0]
+    einsum = array_module(x).einsum
+    return (einsum("nk,kij,nj->ni", d, weight, y, optimize=True) if need[0] else None,
+            einsum("nk,kij,ni->nj", d, weight, x, optimize=True) if need[1] else None,
+            einsum("nk,ni,nj->kij", d, x, y, optimize=True) if need[2] else None,
+            d.sum(axis=0, keepdims=True) if need[3] else None)
+
+
+# --- sigmoid_focal_loss: per class, Label = class + 1 is the positive, -1 ignores the sample ----------------
+def _sfl_infer(attrs, x, label, fg_num):
+    xs, ls = list(x.shape), list(label.shape)
+    if len(xs) != len(ls):
+        raise ValueError(f"The rank of Input(X) should be equal to the rank of Input(Label), but received X rank "
+                         f"is:{len(xs)}, X shape is:{xs}, Label rank is:{len(ls)}, Label shape is:{ls}.")
+    if len(fg_num.shape) != 1:
+        raise ValueError(f"The rank of Input(FgNum) must be 1, but received FgNum rank is :{len(fg_num.shape)}, "
+                         f"FgNum shape is:{list(fg_num.shape)}.")
+    if all(_known(d) for d in xs[:-1] + ls[:-1]) and xs[:-1] != ls[:-1]:
+        raise ValueError(f"Input(X) and Input(Label) should have the same shape except the last dimension, but "
+                         f"received X shape is:{xs}, Label shape is:{ls}.")
+    if _known(ls[-1]) and ls[-1] != 1:
+        raise ValueError(f"The last dimension of Input(Label) should be 1, but received Label shape is:{ls}.")
+    return x.shape, x.dtype
+
+
+def _sfl_terms(attrs, x, label, fg_num):
+    """(p, log p, log(1 - p), positive weight, negative weight): the weights alpha / fg and
+    (1 - alpha) / fg where the class is the label's and where it is another (none for label -1)."""
+    xp = array_module(x)
+    classes = xp.arange(1, x.shape[-1] + 1)
+    pos = label == classes
+    neg = (label != -1) & ~pos
+    fg = max(int(fg_num.reshape(-1)[0]), 1)
+    alpha = attrs["alpha"]
+    log_p, log_q = -xp.logaddexp(0, -x), -xp.logaddexp(0, x)  # log sigmoid(x), log(1 - sigmoid(x))
+    log_p = xp.maximum(log_p, np.log(np.finfo(np.float32).tiny))  # fluid clamps p at FLT_MIN
+    return xp.exp(-xp.logaddexp(0, -x)), log_p, log_q, pos * (alpha / fg), neg * ((1 - alpha) / fg)
+
+
+@register_op("sigmoid_focal_loss", inputs=("X", "Label", "FgNum"), outputs=("Out",),
+             attrs={"gamma": 2.0, "alpha": 0.25}, no_grad_inputs=("Label", "FgNum"), infer_shape=_sfl_infer)
+def _sfl_forward(attrs, x, label, fg_num):
+    _sfl_infer(attrs, x, label, fg_num)
+    p, log_p, log_q, s_pos, s_neg = _sfl_terms(attrs, x, label, fg_num)
+    g = attrs["gamma"]
+    return (-s_pos * (1 - p) ** g * log_p - s_neg * p ** g * log_q).astype(x.dtype, copy=False)
+
+
+@register_grad("sigmoid_focal_loss", reads=("X", "Label", "FgNum"))
+def _sfl_backward(attrs, ins, outs, douts, need):
+    x = ins[0]
+    p, log_p, log_q, s_pos, s_neg = _sfl_terms(attrs, *ins)
+    g = attrs["gamma"]
+    d_pos = (1 - p) ** g * (1 - p - p * g * log_p)  # d/dx of (1 - p)^g log p
+    d_neg = p ** g * (g * (1 - p) * log_q - p)  # d/dx of p^g log(1 - p)
+    return ((-(s_pos * d_pos + s_neg * d_neg) * douts[0]).astype(x.dtype, copy=False), None, None)

@@ -32,6 +32,10 @@ def test_signatures_are_fluids():
                                     ("name", None)]
     assert _signature(L.temporal_shift) == [("x", E), ("seg_num", E), ("shift_ratio", 0.25), ("name", None)]
     assert _signature(L.fsp_matrix) == [("x", E), ("y", E)]
+    assert _signature(L.bilinear_tensor_product) == [("x", E), ("y", E), ("size", E), ("act", None), ("name", None),
+                                                     ("param_attr", None), ("bias_attr", None)]
+    assert _signature(L.sigmoid_focal_loss) == [("x", E), ("label", E), ("fg_num", E), ("gamma", 2.0),
+                                                ("alpha", 0.25)]
 
 
 def test_mish_values_shape_and_dtype():
@@ -97,6 +101,57 @@ def test_gradients_flow_through_every_layer_into_a_conv():
     assert losses[-1] < losses[0]
 
 
+def test_bilinear_tensor_product_parameters_values_and_training():
+    x, y = rng.randn(5, 3).astype("float32"), rng.randn(5, 4).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        a, b = fluid.data("x", [None, 3]), fluid.data("y", [None, 4])
+        out = L.bilinear_tensor_product(a, b, 6, act="tanh")
+        plain = L.bilinear_tensor_product(a, b, 2, param_attr=fluid.ParamAttr(name="btp_w"), bias_attr=False)
+        loss = L.mean(L.square(out - 0.3)) + L.mean(plain)
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    params = {p.name: list(p.shape) for p in main.global_block().all_parameters()}
+    assert params == {"bilinear_tensor_product_0.w_0": [6, 3, 4], "bilinear_tensor_product_0.b_0": [1, 6],
+                      "btp_w": [2, 3, 4]}
+    assert list(out.shape) == [-1, 6] and out.dtype == "float32"
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    scope = fluid.global_scope()
+    w = np.array(scope.find_var("bilinear_tensor_product_0.w_0").get_tensor()).copy()
+    bias = np.array(scope.find_var("bilinear_tensor_product_0.b_0").get_tensor()).copy()
+    first, got = exe.run(main, feed={"x": x, "y": y}, fetch_list=[loss, out])
+    np.testing.assert_allclose(got, np.tanh(np.einsum("ni,kij,nj->nk", x, w, y) + bias), rtol=1e-5, atol=1e-6)
+    for _ in range(5):
+        last, = exe.run(main, feed={"x": x, "y": y}, fetch_list=[loss])
+    assert float(last) < float(first)
+
+
+def test_sigmoid_focal_loss_values_and_gradient_reach_the_logits():
+    x = rng.randn(6, 4).astype("float32")
+    label = np.array([[1], [0], [4], [-1], [2], [2]], dtype="int32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        feat = fluid.data("x", [None, 4])
+        lab = fluid.data("label", [None, 1], "int32")
+        fg = L.fill_constant([1], "int32", 3)
+        logits = L.fc(feat, 4)
+        loss = L.sigmoid_focal_loss(logits, lab, fg, gamma=2.0, alpha=0.25)
+        total = L.reduce_sum(loss)
+        fluid.optimizer.SGD(0.5).minimize(total)
+    assert list(loss.shape) == [-1, 4] and loss.dtype == "float32"
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    z, got = exe.run(main, feed={"x": x, "label": label}, fetch_list=[logits, loss])
+    p = 1 / (1 + np.exp(-z))
+    pos = label == np.arange(1, 5)
+    neg = (label != -1) & ~pos
+    want = -0.25 / 3 * pos * (1 - p) ** 2 * np.log(p) - 0.75 / 3 * neg * p ** 2 * np.log(1 - p)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert not got[3].any()  # label -1: ignored
+    losses = [float(exe.run(main, feed={"x": x, "label": label}, fetch_list=[total])[0]) for _ in range(5)]
+    assert losses[-1] < losses[0]
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda v: L.mish(v, threshold=0), AssertionError, "threshold of mish should be greater than 0, but got 0"),
     (lambda v: L.mish(v, threshold="1"), TypeError, "The type of 'threshold' in mish must be"),
@@ -110,6 +165,13 @@ def test_gradients_flow_through_every_layer_into_a_conv():
     (lambda v: L.temporal_shift(v, 4), ValueError, r"dimension\[0\] should be divided exactly by Attr\(seg_num\)"),
     (lambda v: L.fsp_matrix(v, L.unsqueeze(v, [0])), ValueError, r"The Input\(Y\) must have shape"),
     (lambda v: L.fsp_matrix(v, L.transpose(v, [0, 1, 3, 2])), ValueError, r"should have the same height"),
+    (lambda v: L.bilinear_tensor_product(v, v, 2), ValueError, r"The input\(X\) must be a 2D Tensor."),
+    (lambda v: L.sigmoid_focal_loss(L.reshape(v, [6, 60]), L.fill_constant([6, 2], "int32", 1),
+                                    L.fill_constant([1], "int32", 1)), ValueError,
+     r"The last dimension of Input\(Label\) should be 1, but received Label shape is:\[6, 2\]"),
+    (lambda v: L.sigmoid_focal_loss(L.reshape(v, [6, 60]), L.fill_constant([6, 1], "int64", 1),
+                                    L.fill_constant([1], "int32", 1)), TypeError,
+     r"The data type of 'label' in sigmoid_focal_loss must be \['int32'\]"),
 ])
 def test_argument_errors_are_fluids(call, error, message):
     with fluid.program_guard(fluid.Program(), fluid.Program()):

@@ -80,3 +80,42 @@ def fsp_ref(x, y):
 
 
 case("fsp", inputs={"X": normal(2, 3, 4, 5), "Y": normal(2, 2, 4, 5)}, reference=lambda X, Y: fsp_ref(X, Y))
+
+
+# --- bilinear_tensor_product -----------------------------------------------------------------------------
+def btp_ref(x, y, w, b=None):
+    out = np.zeros((x.shape[0], w.shape[0]))
+    for n in range(x.shape[0]):
+        for k in range(w.shape[0]):
+            out[n, k] = x[n] @ w[k] @ y[n] + (0 if b is None else b[0, k])
+    return out
+
+
+case("bilinear_tensor_product", inputs={"X": normal(4, 3), "Y": normal(4, 5), "Weight": normal(2, 3, 5),
+                                        "Bias": normal(1, 2)},
+     reference=lambda X, Y, Weight, Bias: btp_ref(X, Y, Weight, Bias))
+case("bilinear_tensor_product", "no-bias", inputs={"X": normal(3, 2), "Y": normal(3, 4), "Weight": normal(3, 2, 4)},
+     reference=lambda X, Y, Weight: btp_ref(X, Y, Weight))
+
+
+# --- sigmoid_focal_loss ----------------------------------------------------------------------------------
+def focal_ref(x, label, fg_num, gamma=2.0, alpha=0.25):
+    """Element by element: class d is positive when label == d + 1, negative unless label == -1."""
+    fg = max(int(fg_num[0]), 1)
+    out = np.zeros_like(x)
+    for a in range(x.shape[0]):
+        for d in range(x.shape[1]):
+            g, p = int(label[a, 0]), 1 / (1 + math.exp(-x[a, d]))
+            if g == d + 1:
+                out[a, d] = -alpha / fg * (1 - p) ** gamma * math.log(p)
+            elif g != -1:
+                out[a, d] = -(1 - alpha) / fg * p ** gamma * math.log(1 - p)
+    return out
+
+
+_LABELS = np.array([[1], [0], [3], [-1], [2], [3]], dtype=np.int32)
+case("sigmoid_focal_loss", inputs={"X": normal(6, 3) * 2, "Label": _LABELS, "FgNum": np.array([4], dtype=np.int32)},
+     reference=lambda X, Label, FgNum: focal_ref(X, Label, FgNum))
+case("sigmoid_focal_loss", "gamma-alpha-fg0", inputs={"X": normal(6, 3), "Label": _LABELS,
+                                                      "FgNum": np.array([0], dtype=np.int32)},
+     attrs={"gamma": 1.5, "alpha": 0.6}, reference=lambda X, Label, FgNum: focal_ref(X, Label, FgNum, 1.5, 0.6))
