@@ -64,8 +64,10 @@ acos, asin, cross, dist, diag_embed (ops/linalg.py), sampling_id, clamp, addmm a
 came to (20,391 before them): to 20,686.
 rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops/ranking.py) and dice_loss raise it by 102, what they came to
 (20,521 before them): to 20,788.
+fluid.layers.py_func (ops/py_func.py with its layer, register_grad's ``when`` and the executor's None for a grad op's
+@EMPTY@ input) raises it by 117, what it came to (20,746 before it): to 20,905.
 mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product and sigmoid_focal_loss (ops/vision_misc.py,
-layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,046.
+layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,163 with py_func's.
 """
 import ast
 import io
@@ -76,7 +78,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_046
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_163
 
 
 def code_lines(path):
