@@ -117,7 +117,7 @@ case("edit_distance", "padded-normalized", inputs={"Hyps": PAD_HYPS, "Refs": PAD
 
 # --- ctc_align and sequence_erase ------------------------------------------------------------------------
 A_LENS = [6, 0, 3, 4]
-A_TOKENS = np.array([[0], [1], [1], [0], [1], [2], [3], [3], [3], [2], [0], [0], [2]], np.int64)
+A_TOKENS = np.array([[0], [1], [1], [0], [1], [2], [3], [3], [3], [3], [0], [0], [2]], np.int64)  # 3 | 3: kept
 
 
 def align_lod_ref(Input, merge=True):
@@ -132,7 +132,7 @@ case("ctc_align", "lod-no-merge", inputs={"Input": lod(A_TOKENS, A_LENS)}, attrs
      output_lods={"Output": [[4, 0, 3, 2]]})
 case("ctc_align", "lod-all-blank", inputs={"Input": lod(np.zeros((3, 1), np.int64), [2, 1])},
      reference=lambda Input: {"Output": np.array([[-1]])}, outputs=["Output"], output_lods={"Output": [[0, 0]]})
-PAD_TOKENS = np.array([[0, 1, 2, 2, 0, 4], [0, 4, 5, 0, 6, 0], [0, 7, 7, 7, 0, 0], [3, 3, 0, 3, 9, 9]], np.int64)
+PAD_TOKENS = np.array([[0, 1, 2, 2, 0, 4], [0, 4, 5, 0, 6, 0], [0, 7, 7, 7, 0, 3], [3, 3, 0, 3, 9, 9]], np.int64)
 PAD_LENGTH = np.array([[6], [5], [4], [3]], np.int64)
 
 
@@ -148,4 +148,4 @@ case("ctc_align", "padded", inputs={"Input": PAD_TOKENS, "InputLength": PAD_LENG
      attrs={"padding_value": -2}, reference=align_padded_ref)
 case("sequence_erase", inputs={"X": lod(A_TOKENS, A_LENS)}, attrs={"tokens": [0, 3]},
      reference=lambda X: np.array([k for k in X.reshape(-1) if k not in (0, 3)]).reshape(-1, 1),
-     output_lods={"Out": [[4, 0, 0, 2]]})
+     output_lods={"Out": [[4, 0, 0, 1]]})
