@@ -18,7 +18,9 @@ both the copies and the GEMMs run on every core and each chunk stays in its core
   once and left there: every change of OpenBLAS's count starts new OpenBLAS threads that spin for
   ~0.1 s (NOTE [ BLAS threads and background feeding ] in blas.py), and toggling it around each
   kernel left a spinning thread beside every conv (ResNet-20 steps ~15% slower than with one setting).
-  Large GEMMs of other ops use ``matmul`` below, which splits them over the same threads.
+  Large GEMMs of other ops use ``matmul`` below, which splits them over the same threads; elementwise
+  kernels use ``elementwise`` (blocks of a result it allocates) or ``into`` (blocks of an output the
+  kernel allocated, written in place: no block temporaries to copy).
 - Errors: the first failing piece's exception (by piece order) reaches the caller with its traceback,
   after every thread has stopped taking pieces; the other pieces are not started.
 - Nesting: ``for_each`` called from inside a piece runs inline. A child process after ``fork`` starts
