@@ -283,7 +283,7 @@ def _warpctc_forward(ctx, attrs, logits, label, logits_length, label_length):
     return grad.astype(logits.dtype), loss.reshape(-1, 1).astype(logits.dtype)
 
 
-@register_grad("warpctc", reads=("Logits", "LogitsLength", "WarpCTCGrad"))
+@register_grad("warpctc")
 def _warpctc_backward(ctx, attrs, ins, outs, douts, need):
     logits, _, logits_length = ins[:3]
     grad, dloss = outs[0], douts[1]
