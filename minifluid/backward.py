@@ -31,11 +31,9 @@ from collections import Counter
 
 from .dtypes import is_float_dtype
 from .framework.variable import Variable, VarType
-from .ops.registry import OpRole, get_op_spec, grad_var_name
+from .ops.registry import EMPTY_VAR_NAME, OpRole, get_op_spec, grad_var_name
 
 __all__ = ["append_backward", "gradients", "EMPTY_VAR_NAME"]
-
-EMPTY_VAR_NAME = "@EMPTY@"
 _RENAME = "@RENAME@"
 
 
@@ -76,7 +74,7 @@ class _Walk:
         req = {n for n in seeds if self._differentiable(n)}
         for op in self.ops:
             spec = get_op_spec(op.type)
-            if not spec.has_grad:
+            if not spec.differentiates(op):
                 continue
             if any(n in req for slot, names in op.inputs.items() if slot not in spec.no_grad_inputs
                    for n in names):
@@ -90,7 +88,7 @@ class _Walk:
         steps = []
         for op in reversed(self.ops):
             spec = get_op_spec(op.type)
-            if not spec.has_grad or not any(n in has_grad for n in op.output_arg_names):
+            if not spec.differentiates(op) or not any(n in has_grad for n in op.output_arg_names):
                 continue
             need = {}
             for slot in spec.inputs:

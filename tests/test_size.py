@@ -64,9 +64,11 @@ acos, asin, cross, dist, diag_embed (ops/linalg.py), sampling_id, clamp, addmm a
 came to (20,391 before them): to 20,686.
 rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops/ranking.py) and dice_loss raise it by 102, what they came to
 (20,521 before them): to 20,788.
+fluid.layers.py_func (ops/py_func.py with its layer, register_grad's ``when`` and the executor's None for a grad op's
+@EMPTY@ input) raises it by 117, what it came to (20,746 before it): to 20,905.
 The CTC family (warpctc with its gradient, ctc_align, edit_distance, sequence_erase in ops/ctc.py, 240; the warpctc,
 ctc_greedy_decoder and edit_distance layers in layers/ctc.py, 60) raises it by 303, what it came to (20,746 before
-it): to 21,091.
+it, 20,905 with py_func above): to 21,208.
 """
 import ast
 import io
@@ -77,7 +79,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_091
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_208
 
 
 def code_lines(path):

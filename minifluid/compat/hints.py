@@ -173,7 +173,6 @@ NOT_SUPPORTED_YET = {
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
     "custom ops": {
-        "paddle.fluid.layers": "py_func",
         "paddle.static": "py_func",
         "paddle.fluid": "load_op_library"},
     "program utilities": {

@@ -19,7 +19,7 @@ Most kernels see arrays only (ops/registry.py). An op registered with ``context=
   kept scope of an earlier run of another block between the two (a gradient block reads its forward
   step's values: ops/control_flow.py). Blocks that would run themselves (an op running its own
   block or an ancestor) are refused when the plan is built (framework/graph.py, networkx).
-* ``place`` (the executor's) and ``random``: the program's generator, a RandomState seeded with its
+* ``place`` (the executor's), ``LoDTensor`` (the type) and ``random``: the program's generator, a RandomState seeded with its
   ``random_seed`` that advances run after run, or numpy's global random state for seed 0.
 Frames: ``Executor.run`` pushes a Frame on a per-thread stack only for plans that hold a context op
 (``Plan.needs_frame``); plans without one run exactly as before. Each sub-block run pushes its own.
@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from ..lod_tensor import LoDTensor
 from . import timing as _timing
 from .scope import Scope
 
@@ -106,6 +107,8 @@ class ExecutionContext:
     """The first argument of a kernel registered with ``context=True`` (see the NOTE)."""
 
     __slots__ = ("op", "attrs", "_frame", "out_lods")
+    LoDTensor = LoDTensor
+    """The LoDTensor type, for a kernel that hands tensors to user code (ops/py_func.py; ops import no runtime)."""
 
     def __init__(self, op, frame):
         self.op, self.attrs, self._frame = op, op.attrs, frame

@@ -43,7 +43,7 @@ from .._malloc import keep_freed_memory
 from ..framework.program import Program, default_main_program
 from ..lod_tensor import LoDTensor, LoDTensorArray, float_friendly
 from ..ops.io import FEED_FETCH_OPS
-from ..ops.registry import get_op_spec
+from ..ops.registry import EMPTY_VAR_NAME, get_op_spec
 from ..ops.tensor_array import TensorArray
 from ..places import CPUPlace
 from . import timing as _timing
@@ -167,6 +167,10 @@ def _compile_op(op, to_device=None, shared=None):
     elif simple_in and in_refs:
         getter = operator.itemgetter(*in_refs)
         get_args = getter
+    elif any(EMPTY_VAR_NAME in r for r in in_refs if isinstance(r, list)):  # py_func's grad op: None for it
+        def get_args(env):
+            return [None if r is None else env[r] if isinstance(r, str) else
+                    [None if n == EMPTY_VAR_NAME else env[n] for n in r] for r in in_refs]
     else:
         def get_args(env):
             return [None if r is None else env[r] if isinstance(r, str) else [env[n] for n in r]

@@ -30,8 +30,8 @@ from .learning_rate_scheduler import (autoincreased_step_counter, cosine_decay, 
                                       piecewise_decay, polynomial_decay)
 from .math_op_patch import monkey_patch_variable
 from .math import *  # noqa: F401,F403
-from .nn import (accuracy, adaptive_pool2d, batch_norm, conv2d, dropout, embedding, fc, pool2d, relu, sigmoid,
-                 softmax, square, tanh)
+from .nn import (accuracy, adaptive_pool2d, batch_norm, conv2d, dropout, embedding, fc, pool2d, py_func, relu,
+                 sigmoid, softmax, square, tanh)
 from .tensor import (Print, assign, cast, concat, create_global_var, create_tensor, fill_constant, flatten, ones,
                      reshape, split, squeeze, sums, transpose, unsqueeze, zeros)
 
@@ -67,7 +67,8 @@ __all__ = [
     "multiplex",
     "natural_exp_decay", "noam_decay", "nonzero", "not_equal", "one_hot", "ones", "ones_like", "pad", "pad2d",
     "pad_constant_like",
-    "piecewise_decay", "pixel_shuffle", "polynomial_decay", "pool2d", "pow", "prelu", "py_reader", "randint", "randn",
+    "piecewise_decay", "pixel_shuffle", "polynomial_decay", "pool2d", "pow", "prelu", "py_func", "py_reader", "randint",
+    "randn",
     "randperm", "range", "rank", "rank_loss",
     "read_file", "reciprocal", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
     "reduce_sum", "relu", "relu6", "reorder_lod_tensor_by_rank", "reshape", "resize_bilinear", "resize_nearest",

@@ -1,4 +1,4 @@
-"""Neural-network layers: fc, conv2d, pool2d, batch_norm, dropout, activations, softmax, accuracy.
+"""Neural-network layers: fc, conv2d, pool2d, batch_norm, dropout, activations, softmax, accuracy, py_func.
 
 Each builder only appends existing ops (their gradients come from the registry) and names its
 parameters and temporaries through LayerHelper. What fc, conv2d, pool2d, batch_norm and dropout
@@ -8,11 +8,13 @@ Simple unary activations come from one table.
 import numpy as np
 
 from ..framework.program import default_main_program
+from ..framework.variable import Variable
+from ..ops import py_func as _py_func_op
 from . import wiring
 from .helper import LayerHelper, known_attrs
 
-__all__ = ["accuracy", "adaptive_pool2d", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "relu", "sigmoid", "softmax",
-           "square", "tanh"]
+__all__ = ["accuracy", "adaptive_pool2d", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "py_func", "relu", "sigmoid",
+           "softmax", "square", "tanh"]
 
 
 def _params(helper, specs, dtype):
@@ -160,3 +162,45 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     helper.append_op(type="lookup_table", inputs={"Ids": [input], "W": [w]}, outputs={"Out": [out]},
                      attrs={"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": padding})
     return out
+
+
+def _variables(value, what):
+    """None, a Variable or a list / tuple of them, as a list (fluid's checks on py_func's x and out)."""
+    if value is None:
+        return []
+    if isinstance(value, Variable):
+        return [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, Variable) for v in value):
+        raise TypeError(f"The type of '{what}' in py_func must be Variable, list(Variable), tuple(Variable) or None, "
+                        f"but received {type(value).__name__}")
+    return list(value)
+
+
+def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
+    """An op that runs ``func`` on the values of ``x`` (LoDTensors; ``np.array`` converts them) and stores
+    what it returns into ``out``, variables the caller declares with their shape and dtype. With
+    ``backward_func`` the op has a gradient: ``backward_func(*x, *out, *out_grads)`` (less the variables in
+    ``skip_vars_in_backward_input``) returns one gradient per input, None where one needs none; without it
+    the inputs get no gradient. Returns ``out``. NOTE [ py_func's callables ] in ops/py_func.py."""
+    xs, outs = _variables(x, "X"), _variables(out, "Out")
+    fwd_id = _py_func_op.register_callable(func)
+    bwd_id = _py_func_op.register_callable(backward_func) if backward_func is not None else -1
+    for v in outs:
+        if not v.shape:
+            raise ValueError(f"Output shapes of py_func op should be provided by users manually: {v.name!r} has "
+                             f"shape {v.shape}")
+    skip = []
+    if backward_func is not None and skip_vars_in_backward_input is not None:
+        known = {v.name for v in xs + outs}
+        for v in _variables(skip_vars_in_backward_input, "skip_vars_in_backward_input"):
+            if v.name not in known:
+                raise ValueError(f"Variable {v.name} is not found in forward inputs and outputs")
+            skip.append(v.name)
+    LayerHelper("py_func").append_op(type="py_func", inputs={"X": xs}, outputs={"Out": outs},
+                                     attrs={"forward_callable_id": fwd_id, "backward_callable_id": bwd_id,
+                                            "backward_skip_vars": sorted(set(skip))})
+    return out
+
+
+py_func.registered_func = _py_func_op.registered_func
+py_func.registered_func_num = _py_func_op.registered_func_num

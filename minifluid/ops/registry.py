@@ -47,9 +47,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
-           "same_as", "GRAD_SUFFIX", "grad_var_name", "COMMON_ATTRS", "OpRole"]
+           "same_as", "GRAD_SUFFIX", "grad_var_name", "COMMON_ATTRS", "OpRole", "EMPTY_VAR_NAME"]
 
 GRAD_SUFFIX = "@GRAD"
+EMPTY_VAR_NAME = "@EMPTY@"  # a grad op's slot entry for a gradient nobody computes or wants
 COMMON_ATTRS = {"op_role": 0, "op_role_var": [], "op_namescope": "/", "op_callstack": [],
                 "op_device": "", "with_quant_attr": False}
 
@@ -106,11 +107,16 @@ class OpSpec:
     grad_source: str = ""
     grad_share_lod: tuple = None
     grad_reads: frozenset = None  # forward slots the grad kernel reads (None: all); register_grad's ``reads``
+    grad_when: object = None  # register_grad's ``when``
 
     @property
     def has_grad(self):
         """The op has a gradient: a grad kernel or a builder of grad ops."""
         return self.grad is not None or self.grad_builder is not None
+
+    def differentiates(self, op):
+        """This instance of the op has a gradient (``has_grad``, and register_grad's ``when`` holds for it)."""
+        return self.has_grad and (self.grad_when is None or self.grad_when(op))
 
     def bind(self, op):
         """A callable ``fn(*input_values)`` for one op instance (attrs and grad needs baked in)."""
@@ -162,12 +168,14 @@ def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=
     return deco
 
 
-def register_grad(type, builder=False, reads=None):
+def register_grad(type, builder=False, reads=None, when=None):
     """Decorator registering ``fn`` as the gradient of ``type``: a grad kernel, from which the
     ``<type>_grad`` spec is derived, or with ``builder=True`` a builder of grad ops (module docstring).
     ``reads``: the forward input/output slots the grad kernel uses (default all); append_backward wires
     only those into the grad op and the kernel gets None for the others, so a run does not keep their
     values alive until the backward pass (NOTE [ Freeing intermediates ] in executor/executor.py).
+    ``when``: a predicate on the forward Operator, for an op whose instances have a gradient or not by
+    their attrs (py_func without a backward function); append_backward treats the others as gradient-free.
     Refuses a second gradient and one for an op registered with ``no_gradient=True``."""
     def deco(fn):
         fwd = get_op_spec(type)
@@ -178,6 +186,7 @@ def register_grad(type, builder=False, reads=None):
         if fwd.has_grad:
             raise ValueError(f"op {type!r} has its gradient registered twice: at {fwd.grad_source} and at {site}")
         fwd.grad_source = site
+        fwd.grad_when = when
         if builder:
             fwd.grad_builder = fn
             return fn
