@@ -52,8 +52,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
-            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree
-            ctc_greedy_decoder warpctc edit_distance""",
+            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {

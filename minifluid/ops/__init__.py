@@ -9,5 +9,6 @@ from . import crop, group_norm, rearrange, sequence_window  # noqa: F401
 from . import creation, linalg, nd_index, ranking, select  # noqa: F401
 from . import vision_misc  # noqa: F401
 from . import py_func  # noqa: F401
+from . import ctc  # noqa: F401
 
 __all__ = ["registry"]
