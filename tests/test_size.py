@@ -66,6 +66,8 @@ rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops/ranking.py) and dice_loss
 (20,521 before them): to 20,788.
 fluid.layers.py_func (ops/py_func.py with its layer, register_grad's ``when`` and the executor's None for a grad op's
 @EMPTY@ input) raises it by 117, what it came to (20,746 before it): to 20,905.
+fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with its layer) raises it by 97, what it
+came to (20,863 before it): to 21,002.
 """
 import ast
 import io
@@ -76,7 +78,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 20_905
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_002
 
 
 def code_lines(path):
