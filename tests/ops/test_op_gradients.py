@@ -10,9 +10,10 @@ from minifluid.ops.registry import registered_ops
 from minifluid.lod_tensor import LoDTensor
 from minifluid.testing import call_grad, call_kernel, check_op
 
-from . import dense_cases, rnn_cases, sequence_cases, sequence_window_cases, vision_cases
+from . import ctc_cases, dense_cases, rnn_cases, sequence_cases, sequence_window_cases, vision_cases
 from . import tensor_cases  # noqa: F401  (adds its cases to dense_cases.CASES)
 from . import sampled_loss_cases  # noqa: F401  (adds its cases to dense_cases.CASES; after tensor_cases: one rng)
+from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.default_rng(1234)
 
@@ -428,6 +429,7 @@ case("select_input", inputs={"X": [normal(2, 3), normal(2, 3)], "Mask": np.array
 
 # --- the tests ----------------------------------------------------------------------------------------
 CASES += dense_cases.CASES + sequence_cases.CASES + rnn_cases.CASES + vision_cases.CASES + sequence_window_cases.CASES
+CASES += ctc_cases.CASES
 # ops whose inputs check_op cannot build (a LoD rank table), their gradients checked against the same
 # computation written out by hand in the file named
 GRADIENTS_CHECKED_ELSEWHERE = dict.fromkeys(("lod_tensor_to_array", "shrink_rnn_memory", "reorder_lod_tensor_by_rank"),
