@@ -61,7 +61,7 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """prior_box density_prior_box multi_box_head bipartite_match target_assign
-            detection_output ssd_loss rpn_target_assign retinanet_target_assign sigmoid_focal_loss anchor_generator
+            detection_output ssd_loss rpn_target_assign retinanet_target_assign anchor_generator
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
             iou_similarity box_coder polygon_box_transform yolov3_loss yolo_box box_clip multiclass_nms
             locality_aware_nms matrix_nms retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
@@ -69,7 +69,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate affine_grid grid_sampler
-            temporal_shift random_crop unfold similarity_focus fsp_matrix""",
+            random_crop similarity_focus""",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
@@ -91,7 +91,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "instance_norm local_response_norm",
         "paddle.static": "WeightNormParamAttr"},
     "activations": {
-        "paddle.fluid.layers": "mish",
         "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
@@ -100,7 +99,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "AlphaDropout Dropout3D",
         "paddle.nn.functional": "alpha_dropout dropout3d"},
     "elementwise and reduction math": {
-        "paddle.fluid.layers": "bilinear_tensor_product",
         "paddle": """acos add_n addmm all any asin atan ceil cholesky conj cos cosh cross cumsum dist dot erf floor
             floor_divide floor_mod histogram imag inverse kron log10 log1p log2 logsumexp median
             mm mod mv norm real reciprocal remainder round rsqrt scale sign sin sinh std trace var

@@ -7,6 +7,7 @@ from . import beam_search, control_flow, lod_rank, tensor_array  # noqa: F401
 from . import crf, rnn, rnn_unit  # noqa: F401
 from . import crop, group_norm, rearrange, sequence_window  # noqa: F401
 from . import creation, linalg, nd_index, ranking, select  # noqa: F401
+from . import vision_misc  # noqa: F401
 from . import py_func  # noqa: F401
 from . import ctc  # noqa: F401
 

@@ -8,6 +8,7 @@ import minifluid as fluid
 from minifluid.ops.registry import get_op_spec, registered_ops
 
 from . import vision_cases
+from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.RandomState(0)
 _CASE_INPUTS = {p.values[0]: p.values[1] for p in vision_cases.CASES}  # op -> its last check_op case

@@ -1,0 +1,188 @@
+"""The layers of layers/vision_misc.py through Program + Executor: fluid 1.8's signatures and defaults, output
+shapes and dtypes, values against numpy, gradients reaching parameters, and fluid's argument errors (the ops
+themselves are checked in tests/ops/vision_misc_cases.py)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import minifluid as fluid
+
+L = fluid.layers
+rng = np.random.RandomState(41)
+E = inspect.Parameter.empty
+
+
+def run(build, feed):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        fetch = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    return main, fetch, exe.run(main, feed=feed, fetch_list=fetch)
+
+
+def _signature(fn):
+    return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+def test_signatures_are_fluids():
+    assert _signature(L.mish) == [("x", E), ("threshold", 20), ("name", None)]
+    assert _signature(L.unfold) == [("x", E), ("kernel_sizes", E), ("strides", 1), ("paddings", 0), ("dilations", 1),
+                                    ("name", None)]
+    assert _signature(L.temporal_shift) == [("x", E), ("seg_num", E), ("shift_ratio", 0.25), ("name", None)]
+    assert _signature(L.fsp_matrix) == [("x", E), ("y", E)]
+    assert _signature(L.bilinear_tensor_product) == [("x", E), ("y", E), ("size", E), ("act", None), ("name", None),
+                                                     ("param_attr", None), ("bias_attr", None)]
+    assert _signature(L.sigmoid_focal_loss) == [("x", E), ("label", E), ("fg_num", E), ("gamma", 2.0),
+                                                ("alpha", 0.25)]
+
+
+def test_mish_values_shape_and_dtype():
+    x = (rng.randn(4, 5) * 4).astype("float32")
+
+    def build():
+        v = fluid.data("x", [None, 5])
+        return [L.mish(v), L.mish(v, threshold=1.0)]
+    _, (y, cut), (got, got_cut) = run(build, {"x": x})
+    assert y.shape == (-1, 5) and y.dtype == "float32" and got.dtype == np.float32
+    np.testing.assert_allclose(got, x * np.tanh(np.log1p(np.exp(x))), rtol=1e-5, atol=1e-6)
+    sp = np.where(x > 1, x, np.where(x < -1, np.exp(x), np.log1p(np.exp(x))))
+    np.testing.assert_allclose(got_cut, x * np.tanh(sp), rtol=1e-5, atol=1e-6)
+
+
+def test_unfold_shapes_and_values_follow_paddings_forms():
+    x = rng.randn(2, 3, 6, 5).astype("float64")
+
+    def build():
+        v = fluid.data("x", [None, 3, 6, 5], "float64")
+        return [L.unfold(v, 3), L.unfold(v, [2, 3], strides=2, paddings=[1, 2]),
+                L.unfold(v, 2, paddings=[1, 0, 0, 2], dilations=[2, 1])]
+    _, outs, got = run(build, {"x": x})
+    assert [list(o.shape) for o in outs] == [[-1, 27, 12], [-1, 18, 16], [-1, 12, 30]]
+    assert [g.shape for g in got] == [(2, 27, 12), (2, 18, 16), (2, 12, 30)]
+    # the default case against a direct slice: column (c, i, j), row oh * 3 + ow
+    for c, i, j, oh, ow in ((0, 0, 0, 0, 0), (2, 1, 2, 3, 1), (1, 2, 1, 2, 2)):
+        assert got[0][1, (c * 3 + i) * 3 + j, oh * 3 + ow] == x[1, c, oh + i, ow + j]
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (2, 2)))  # [h, w] paddings pad both sides
+    assert got[1][0, (2 * 2 + 1) * 3 + 2, 3 * 4 + 2] == padded[0, 2, 3 * 2 + 1, 2 * 2 + 2]
+
+
+def test_temporal_shift_and_fsp_values():
+    x = rng.randn(4, 8, 2, 2).astype("float32")
+    y = rng.randn(4, 3, 2, 2).astype("float32")
+
+    def build():
+        a, b = fluid.data("x", [None, 8, 2, 2]), fluid.data("y", [None, 3, 2, 2])
+        return [L.temporal_shift(a, seg_num=2), L.fsp_matrix(a, b)]
+    _, (ts, fsp), (got_ts, got_fsp) = run(build, {"x": x, "y": y})
+    assert list(ts.shape) == [-1, 8, 2, 2] and list(fsp.shape) == [-1, 8, 3]
+    clips = x.reshape(2, 2, 8, 2, 2)
+    want = np.zeros_like(clips)
+    want[:, 1, :2] = clips[:, 0, :2]  # channels [0, 2): from the previous segment
+    want[:, 0, 2:4] = clips[:, 1, 2:4]  # channels [2, 4): from the next one
+    want[:, :, 4:] = clips[:, :, 4:]
+    np.testing.assert_array_equal(got_ts, want.reshape(x.shape))
+    np.testing.assert_allclose(got_fsp, np.einsum("nahw,nbhw->nab", x, y) / 4, rtol=1e-5, atol=1e-6)
+
+
+def test_gradients_flow_through_every_layer_into_a_conv():
+    x = rng.randn(4, 2, 5, 5).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.data("x", [None, 2, 5, 5])
+        feat = L.mish(L.conv2d(v, 4, 3, padding=1))
+        shifted = L.temporal_shift(feat, seg_num=2, shift_ratio=0.25)
+        loss = L.mean(L.square(L.unfold(shifted, 2))) + L.mean(L.fsp_matrix(feat, shifted))
+        fluid.optimizer.SGD(0.05).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    losses = [float(exe.run(main, feed={"x": x}, fetch_list=[loss])[0]) for _ in range(5)]
+    assert losses[-1] < losses[0]
+
+
+def test_bilinear_tensor_product_parameters_values_and_training():
+    x, y = rng.randn(5, 3).astype("float32"), rng.randn(5, 4).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        a, b = fluid.data("x", [None, 3]), fluid.data("y", [None, 4])
+        out = L.bilinear_tensor_product(a, b, 6, act="tanh")
+        plain = L.bilinear_tensor_product(a, b, 2, param_attr=fluid.ParamAttr(name="btp_w"), bias_attr=False)
+        loss = L.mean(L.square(out - 0.3)) + L.mean(plain)
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    params = {p.name: list(p.shape) for p in main.global_block().all_parameters()}
+    assert params == {"bilinear_tensor_product_0.w_0": [6, 3, 4], "bilinear_tensor_product_0.b_0": [1, 6],
+                      "btp_w": [2, 3, 4]}
+    assert list(out.shape) == [-1, 6] and out.dtype == "float32"
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    scope = fluid.global_scope()
+    w = np.array(scope.find_var("bilinear_tensor_product_0.w_0").get_tensor()).copy()
+    bias = np.array(scope.find_var("bilinear_tensor_product_0.b_0").get_tensor()).copy()
+    first, got = exe.run(main, feed={"x": x, "y": y}, fetch_list=[loss, out])
+    np.testing.assert_allclose(got, np.tanh(np.einsum("ni,kij,nj->nk", x, w, y) + bias), rtol=1e-5, atol=1e-6)
+    for _ in range(5):
+        last, = exe.run(main, feed={"x": x, "y": y}, fetch_list=[loss])
+    assert float(last) < float(first)
+
+
+def test_sigmoid_focal_loss_values_and_gradient_reach_the_logits():
+    x = rng.randn(6, 4).astype("float32")
+    label = np.array([[1], [0], [4], [-1], [2], [2]], dtype="int32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        feat = fluid.data("x", [None, 4])
+        lab = fluid.data("label", [None, 1], "int32")
+        fg = L.fill_constant([1], "int32", 3)
+        logits = L.fc(feat, 4)
+        loss = L.sigmoid_focal_loss(logits, lab, fg, gamma=2.0, alpha=0.25)
+        total = L.reduce_sum(loss)
+        fluid.optimizer.SGD(0.5).minimize(total)
+    assert list(loss.shape) == [-1, 4] and loss.dtype == "float32"
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    z, got = exe.run(main, feed={"x": x, "label": label}, fetch_list=[logits, loss])
+    p = 1 / (1 + np.exp(-z))
+    pos = label == np.arange(1, 5)
+    neg = (label != -1) & ~pos
+    want = -0.25 / 3 * pos * (1 - p) ** 2 * np.log(p) - 0.75 / 3 * neg * p ** 2 * np.log(1 - p)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert not got[3].any()  # label -1: ignored
+    losses = [float(exe.run(main, feed={"x": x, "label": label}, fetch_list=[total])[0]) for _ in range(5)]
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda v: L.mish(v, threshold=0), AssertionError, "threshold of mish should be greater than 0, but got 0"),
+    (lambda v: L.mish(v, threshold="1"), TypeError, "The type of 'threshold' in mish must be"),
+    (lambda v: L.unfold(v, [2, 2, 2]), AssertionError, "kernel_sizes should either be an integer or a list of two"),
+    (lambda v: L.unfold(v, 2, paddings=[1, 2, 3]), ValueError, "paddings should either be an integer or a list of 2"),
+    (lambda v: L.unfold(v, 2, paddings=(1, 1)), ValueError, "Unexpected type of paddings"),
+    (lambda v: L.unfold(v, 7), ValueError, r"filter_size\(7\), dilation\(1\) and stride\(1\), the output size is less than 0, please check again. "
+                                              r"Input_size:4"),
+    (lambda v: L.temporal_shift(v, 2.0), TypeError, "The type of 'seg_num' in temporal_shift must be"),
+    (lambda v: L.temporal_shift(v, 2, shift_ratio=0.5), ValueError, r"Attr\(shift_ratio\) should be less than 0.5"),
+    (lambda v: L.temporal_shift(v, 4), ValueError, r"dimension\[0\] should be divided exactly by Attr\(seg_num\)"),
+    (lambda v: L.fsp_matrix(v, L.unsqueeze(v, [0])), ValueError, r"The Input\(Y\) must have shape"),
+    (lambda v: L.fsp_matrix(v, L.transpose(v, [0, 1, 3, 2])), ValueError, r"should have the same height"),
+    (lambda v: L.bilinear_tensor_product(v, v, 2), ValueError, r"The input\(X\) must be a 2D Tensor."),
+    (lambda v: L.sigmoid_focal_loss(L.reshape(v, [6, 60]), L.fill_constant([6, 2], "int32", 1),
+                                    L.fill_constant([1], "int32", 1)), ValueError,
+     r"The last dimension of Input\(Label\) should be 1, but received Label shape is:\[6, 2\]"),
+    (lambda v: L.sigmoid_focal_loss(L.reshape(v, [6, 60]), L.fill_constant([6, 1], "int64", 1),
+                                    L.fill_constant([1], "int32", 1)), TypeError,
+     r"The data type of 'label' in sigmoid_focal_loss must be \['int32'\]"),
+])
+def test_argument_errors_are_fluids(call, error, message):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        v = fluid.data("x", [6, 3, 4, 5])
+        with pytest.raises(error, match=message):
+            call(v)
+
+
+def test_float_only_inputs():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        v = fluid.data("x", [2, 3, 4, 5], "int64")
+        for call in (L.mish, lambda a: L.unfold(a, 2), lambda a: L.temporal_shift(a, 2), lambda a: L.fsp_matrix(a, a)):
+            with pytest.raises(TypeError, match=r"The data type of '(x|x)' in \w+ must be \['float32', 'float64'\]"):
+                call(v)

@@ -1,0 +1,121 @@
+"""check_op cases of ops/vision_misc.py (mish, unfold, temporal_shift, fsp): forward against element-by-element
+numpy references, gradients against float64 central differences; they join vision_cases.CASES, which
+tests/ops/test_op_gradients.py runs."""
+import math
+
+import numpy as np
+
+from .vision_cases import case, normal
+
+
+# --- mish ------------------------------------------------------------------------------------------------
+def mish_ref(x, threshold=20.0):
+    def one(v):
+        sp = v if v > threshold else math.exp(v) if v < -threshold else math.log1p(math.exp(v))
+        return v * math.tanh(sp)
+    return np.vectorize(one)(x)
+
+
+case("mish", inputs={"X": normal(3, 4, 5) * 3}, reference=lambda X: mish_ref(X))
+# a low threshold puts values on both cut-offs: the forward follows them and so does the gradient
+case("mish", "threshold-cutoffs", inputs={"X": np.array([[-3.1, -1.7, -0.4, 0.3], [1.2, 1.6, 2.4, 5.0]])},
+     attrs={"threshold": 1.5}, reference=lambda X: mish_ref(X, 1.5))
+
+
+# --- unfold ----------------------------------------------------------------------------------------------
+def unfold_ref(x, k, s, p, d):
+    """Window by window: p = [top, left, bottom, right]; column (c, i, j) and row oh * OW + ow."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])))
+    oh = (h + p[0] + p[2] - (d[0] * (k[0] - 1) + 1)) // s[0] + 1
+    ow = (w + p[1] + p[3] - (d[1] * (k[1] - 1) + 1)) // s[1] + 1
+    out = np.zeros((n, c * k[0] * k[1], oh * ow))
+    for ch in range(c):
+        for i in range(k[0]):
+            for j in range(k[1]):
+                for r in range(oh):
+                    for q in range(ow):
+                        out[:, (ch * k[0] + i) * k[1] + j, r * ow + q] = xp[:, ch, r * s[0] + i * d[0],
+                                                                            q * s[1] + j * d[1]]
+    return out
+
+
+for _name, _k, _s, _p, _d, _shape in (("3x3", [3, 3], [1, 1], [0, 0, 0, 0], [1, 1], (2, 3, 5, 4)),
+                                      ("strided-padded-uneven", [2, 3], [2, 1], [1, 0, 2, 1], [1, 1], (2, 2, 5, 6)),
+                                      ("dilated", [2, 2], [1, 2], [1, 1, 1, 1], [2, 2], (1, 3, 4, 5))):
+    case("unfold", _name, inputs={"X": normal(*_shape)},
+         attrs={"kernel_sizes": _k, "strides": _s, "paddings": _p, "dilations": _d},
+         reference=lambda X, k=_k, s=_s, p=_p, d=_d: unfold_ref(X, k, s, p, d))
+
+
+# --- temporal_shift --------------------------------------------------------------------------------------
+def temporal_shift_ref(x, t, ratio):
+    nt, c = x.shape[:2]
+    c1, c2 = int(c * ratio), int(c * 2 * ratio)
+    out = np.zeros_like(x)
+    for n in range(nt // t):
+        for it in range(t):
+            for ch in range(c):
+                src = it - 1 if ch < c1 else it + 1 if ch < c2 else it
+                if 0 <= src < t:
+                    out[n * t + it, ch] = x[n * t + src, ch]
+    return out
+
+
+case("temporal_shift", inputs={"X": normal(6, 4, 2, 3)}, attrs={"seg_num": 3},
+     reference=lambda X: temporal_shift_ref(X, 3, 0.25))
+case("temporal_shift", "ratio-0.2-uneven", inputs={"X": normal(4, 7, 2, 2)}, attrs={"seg_num": 2, "shift_ratio": 0.2},
+     reference=lambda X: temporal_shift_ref(X, 2, 0.2))
+
+
+# --- fsp -------------------------------------------------------------------------------------------------
+def fsp_ref(x, y):
+    n, c1, h, w = x.shape
+    out = np.zeros((n, c1, y.shape[1]))
+    for i in range(n):
+        for a in range(c1):
+            for b in range(y.shape[1]):
+                out[i, a, b] = (x[i, a] * y[i, b]).sum() / (h * w)
+    return out
+
+
+case("fsp", inputs={"X": normal(2, 3, 4, 5), "Y": normal(2, 2, 4, 5)}, reference=lambda X, Y: fsp_ref(X, Y))
+
+
+# --- bilinear_tensor_product -----------------------------------------------------------------------------
+def btp_ref(x, y, w, b=None):
+    out = np.zeros((x.shape[0], w.shape[0]))
+    for n in range(x.shape[0]):
+        for k in range(w.shape[0]):
+            out[n, k] = x[n] @ w[k] @ y[n] + (0 if b is None else b[0, k])
+    return out
+
+
+case("bilinear_tensor_product", inputs={"X": normal(4, 3), "Y": normal(4, 5), "Weight": normal(2, 3, 5),
+                                        "Bias": normal(1, 2)},
+     reference=lambda X, Y, Weight, Bias: btp_ref(X, Y, Weight, Bias))
+case("bilinear_tensor_product", "no-bias", inputs={"X": normal(3, 2), "Y": normal(3, 4), "Weight": normal(3, 2, 4)},
+     reference=lambda X, Y, Weight: btp_ref(X, Y, Weight))
+
+
+# --- sigmoid_focal_loss ----------------------------------------------------------------------------------
+def focal_ref(x, label, fg_num, gamma=2.0, alpha=0.25):
+    """Element by element: class d is positive when label == d + 1, negative unless label == -1."""
+    fg = max(int(fg_num[0]), 1)
+    out = np.zeros_like(x)
+    for a in range(x.shape[0]):
+        for d in range(x.shape[1]):
+            g, p = int(label[a, 0]), 1 / (1 + math.exp(-x[a, d]))
+            if g == d + 1:
+                out[a, d] = -alpha / fg * (1 - p) ** gamma * math.log(p)
+            elif g != -1:
+                out[a, d] = -(1 - alpha) / fg * p ** gamma * math.log(1 - p)
+    return out
+
+
+_LABELS = np.array([[1], [0], [3], [-1], [2], [3]], dtype=np.int32)
+case("sigmoid_focal_loss", inputs={"X": normal(6, 3) * 2, "Label": _LABELS, "FgNum": np.array([4], dtype=np.int32)},
+     reference=lambda X, Label, FgNum: focal_ref(X, Label, FgNum))
+case("sigmoid_focal_loss", "gamma-alpha-fg0", inputs={"X": normal(6, 3), "Label": _LABELS,
+                                                      "FgNum": np.array([0], dtype=np.int32)},
+     attrs={"gamma": 1.5, "alpha": 0.6}, reference=lambda X, Label, FgNum: focal_ref(X, Label, FgNum, 1.5, 0.6))
