@@ -71,8 +71,10 @@ ctc_greedy_decoder and edit_distance layers in layers/ctc.py, 60) raises it by 3
 it, 20,905 with py_func above): to 21,208.
 mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product and sigmoid_focal_loss (ops/vision_misc.py,
 layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,466 with the two above.
+fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with its layer) raises it by 97, what it
+came to (20,863 before it): to 21,563 with the three above.
 affine_grid and grid_sampler (ops/grid_sample.py with their layers) raise it by 124, what they came to (21,424
-before them): to 21,590.
+before them): to 21,687.
 """
 import ast
 import io
@@ -83,7 +85,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_590
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_687
 
 
 def code_lines(path):

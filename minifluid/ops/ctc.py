@@ -205,7 +205,7 @@ def _ctc_inputs(ctx, logits, label, logits_length, label_length):
         raise ValueError(f"The number of sequences of Input(Logits) should be equal to that of Input(Label) = "
                          f"{len(l_len)}, but received {len(t_len)}")
     seq, pos, _ = row_segments(t_len)
-    flat = logits.reshape(logits.shape[0], -1)
+    flat = logits.reshape(logits.shape[0], int(np.prod(logits.shape[1:])))
     x = np.zeros((int(t_len.max(initial=0)), len(t_len), flat.shape[1]), logits.dtype)
     x[pos, seq] = flat
     return x, t_len, _pad_rows(label.reshape(-1).astype(np.int64), l_len), l_len, (seq, pos)
@@ -244,7 +244,7 @@ def ctc_loss_and_grad(x, t_len, labels, l_len, blank):
         step = np.where((t == t_len - 1)[:, None], ends, np.where((t < t_len - 1)[:, None], rec, _NEG_INF))
         nxt = beta[t] = step + lp[t]
     rows = np.arange(n)
-    last = alpha[np.maximum(t_len - 1, 0), rows]
+    last = alpha[np.maximum(t_len - 1, 0), rows] if n_t else np.full((n, n_s), _NEG_INF)
     log_p = np.logaddexp(last[rows, s_len - 1], np.where(l_len > 0, last[rows, np.maximum(s_len - 2, 0)], _NEG_INF))
     log_p = np.where(t_len > 0, log_p, np.where(l_len > 0, _NEG_INF, 0.0))
     repeats = ((labels[:, 1:] == labels[:, :-1]) & (np.arange(1, labels.shape[1]) < l_len[:, None])).sum(axis=1)
@@ -255,7 +255,7 @@ def ctc_loss_and_grad(x, t_len, labels, l_len, blank):
     index = (np.arange(n_t)[:, None, None] * n + rows[:, None]) * n_c + z
     post = np.bincount(index.reshape(-1), np.exp(occ).reshape(-1), minlength=n_t * n * n_c).reshape(x.shape)
     grad = np.where(running[..., None], np.exp(logp) - post, 0.0)
-    return np.where(feasible, -log_p, 0.0), grad
+    return np.where(feasible, 0.0 - log_p, 0.0) + 0.0, grad  # + 0.0: no -0.0 for an empty sequence
 
 
 def _warpctc_infer(attrs, logits, label, logits_length, label_length):

@@ -7,6 +7,8 @@ import pytest
 import minifluid as fluid
 from minifluid.lod_tensor import LoDTensor
 from minifluid.ops.ctc import levenshtein
+from minifluid.ops.registry import get_op_spec
+from minifluid.testing import call_grad, call_kernel
 
 from .ctc_cases import align_ref, brute_ctc, levenshtein_ref, split
 
@@ -173,3 +175,14 @@ def test_warpctc_errors():
             fluid.layers.warpctc(xv, fluid.data("yv", [None, 1], "int64", lod_level=1))
         with pytest.raises(ValueError, match="input_length and label_length go together"):
             fluid.layers.warpctc(xv, fluid.data("yw", [None, 1], "int32"), label_length=fluid.data("l", [None], "int64"))
+
+
+def test_warpctc_on_a_batch_of_empty_sequences_costs_nothing():
+    spec = get_op_spec("warpctc")
+    ins = (np.zeros((0, 4), "float32"), np.array([[2]], "int32"), None, None)
+    lods = {("Logits", 0): [[0, 0]], ("Label", 0): [[0, 1]]}  # the second cannot be aligned: cost 0 as well
+    grad, loss = call_kernel(spec, dict(spec.attrs), ins, lods)
+    assert loss.tolist() == [[0.0], [0.0]] and not np.signbit(loss).any() and grad.shape == (0, 2, 4)
+    dx, _, _, _ = call_grad(spec, dict(spec.attrs), ins, (grad, loss), (None, np.ones_like(loss)),
+                            (True, False, False, False), lods)
+    assert dx.shape == (0, 4) and dx.dtype == np.float32
