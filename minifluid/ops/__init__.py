@@ -7,8 +7,9 @@ from . import beam_search, control_flow, lod_rank, tensor_array  # noqa: F401
 from . import crf, rnn, rnn_unit  # noqa: F401
 from . import crop, group_norm, rearrange, sequence_window  # noqa: F401
 from . import creation, linalg, nd_index, ranking, select  # noqa: F401
-from . import grid_sample, vision_misc  # noqa: F401
-from . import hsigmoid, py_func  # noqa: F401
+from . import vision_misc  # noqa: F401
+from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
+from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 
 __all__ = ["registry"]
