@@ -75,6 +75,8 @@ fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with 
 came to (20,863 before it): to 21,563 with the three above.
 fluid.layers.nce and sampled_softmax_with_cross_entropy (ops/sampled_loss.py: nce and sample_logits with the uniform,
 log-uniform and alias-method samplers; their layers) raise it by 236, what they came to (21,521 before them): to 21,799.
+affine_grid and grid_sampler (ops/grid_sample.py with their layers) raise it by 124, what they came to (21,424
+before them): to 21,923.
 """
 import ast
 import io
@@ -85,7 +87,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_799
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_923
 
 
 def code_lines(path):
