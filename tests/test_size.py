@@ -77,6 +77,8 @@ fluid.layers.nce and sampled_softmax_with_cross_entropy (ops/sampled_loss.py: nc
 log-uniform and alias-method samplers; their layers) raise it by 236, what they came to (21,521 before them): to 21,799.
 affine_grid and grid_sampler (ops/grid_sample.py with their layers) raise it by 124, what they came to (21,424
 before them): to 21,923.
+resize_trilinear and interpolate (trilinear_interp in ops/image.py, which now resizes any number of spatial axes, and
+the 5-D checks of layers/image.py) raise it by 34, what they came to (21,882 before them): to 21,957.
 """
 import ast
 import io
@@ -87,7 +89,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_923
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_957
 
 
 def code_lines(path):
