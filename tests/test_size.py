@@ -71,6 +71,8 @@ ctc_greedy_decoder and edit_distance layers in layers/ctc.py, 60) raises it by 3
 it, 20,905 with py_func above): to 21,212.
 mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product and sigmoid_focal_loss (ops/vision_misc.py,
 layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,470 with the two above.
+fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with its layer) raises it by 97, what it
+came to (20,863 before it): to 21,567 with the three above.
 """
 import ast
 import io
@@ -81,7 +83,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_470
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_567
 
 
 def code_lines(path):

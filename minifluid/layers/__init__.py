@@ -25,6 +25,7 @@ from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
+from .sampled_loss import *  # noqa: F401,F403
 from .sequence import *  # noqa: F401,F403
 from .sequence import __all__ as _sequence_all
 from .learning_rate_scheduler import (autoincreased_step_counter, cosine_decay, exponential_decay,
@@ -58,7 +59,8 @@ __all__ = [
     "full", "full_like", "gather", "gather_nd", "gaussian_random", "gaussian_random_batch_size_like", "gelu",
     "get_places", "greater_equal",
     "greater_than", "group_norm", "gru_unit", "hard_shrink", "hard_sigmoid", "hard_swish", "has_inf", "has_nan",
-    "huber_loss", "im2sequence", "image_resize", "increment", "index_sample", "index_select", "instance_norm",
+    "hsigmoid", "huber_loss", "im2sequence", "image_resize", "increment", "index_sample", "index_select",
+    "instance_norm",
     "inverse_time_decay", "is_empty",
     "isfinite", "kldiv_loss", "kron", "l2_normalize", "label_smooth", "layer_norm", "leaky_relu", "less_equal",
     "less_than",
