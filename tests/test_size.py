@@ -73,6 +73,9 @@ mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product and sigmoid_fo
 layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,470 with the two above.
 fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with its layer) raises it by 97, what it
 came to (20,863 before it): to 21,567 with the three above.
+fluid.layers.nce and sampled_softmax_with_cross_entropy (ops/sampled_loss.py: nce and sample_logits with the uniform,
+log-uniform and alias-method samplers; their layers) raise it by 236, what they came to (21,521 before them): to
+21,803 with the CTC family's last 4.
 """
 import ast
 import io
@@ -83,7 +86,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_567
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_803
 
 
 def code_lines(path):

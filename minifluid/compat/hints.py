@@ -116,7 +116,7 @@ NOT_SUPPORTED_YET = {
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},
     "losses": {
-        "paddle.fluid.layers": """center_loss nce sampled_softmax_with_cross_entropy teacher_student_sigmoid_loss
+        "paddle.fluid.layers": """center_loss teacher_student_sigmoid_loss
             npair_loss""",
         "paddle.fluid.dygraph": "BCELoss L1Loss NLLLoss NCE",
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
