@@ -90,7 +90,7 @@ def _build_program(spec, attrs, inputs, produced, batch_unknown=False, lods=None
 
 
 # ops whose output size depends on their inputs' values
-VALUE_SIZED = ("range", "where_index", "linspace", "unique", "unique_with_counts")
+VALUE_SIZED = ("range", "where_index", "linspace", "unique", "unique_with_counts", "affine_grid")
 
 
 def _check_inferred(op_type, block, out_names, results, batch_unknown):

@@ -74,8 +74,10 @@ layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): 
 fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with its layer) raises it by 97, what it
 came to (20,863 before it): to 21,567 with the three above.
 fluid.layers.nce and sampled_softmax_with_cross_entropy (ops/sampled_loss.py: nce and sample_logits with the uniform,
-log-uniform and alias-method samplers; their layers) raise it by 236, what they came to (21,521 before them): to
-21,803 with the CTC family's last 4.
+log-uniform and alias-method samplers; their layers) raise it by 236, what they came to (21,521 before them): to 21,799.
+affine_grid and grid_sampler (ops/grid_sample.py with their layers) raise it by 124, what they came to (21,424
+before them): to 21,927 with the
+CTC family's last 4.
 """
 import ast
 import io
@@ -86,7 +88,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_803
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_927
 
 
 def code_lines(path):

@@ -1,17 +1,20 @@
 """Assorted vision layers: mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product,
-sigmoid_focal_loss (fluid 1.8 signatures, defaults and argument errors; the ops are in ops/vision_misc.py)."""
+sigmoid_focal_loss, affine_grid, grid_sampler (fluid 1.8 signatures, defaults and argument errors; the ops
+are in ops/vision_misc.py and ops/grid_sample.py)."""
+from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_type
 from .helper import LayerHelper
 
-__all__ = ["bilinear_tensor_product", "fsp_matrix", "mish", "sigmoid_focal_loss", "temporal_shift", "unfold"]
+__all__ = ["affine_grid", "bilinear_tensor_product", "fsp_matrix", "grid_sampler", "mish", "sigmoid_focal_loss",
+           "temporal_shift", "unfold"]
 
 _FLOATS = ("float32", "float64")
 
 
 def _append(op_type, inputs, attrs=None, out_slot="Out", name=None, layer=None):
     helper = LayerHelper(layer or op_type, name=name)
-    out = helper.create_variable_for_type_inference(inputs["X"][0].dtype)
+    out = helper.create_variable_for_type_inference(next(iter(inputs.values()))[0].dtype)
     helper.append_op(type=op_type, inputs=inputs, outputs={out_slot: [out]}, attrs=attrs or {})
     return out
 
@@ -95,3 +98,24 @@ def sigmoid_focal_loss(x, label, fg_num, gamma=2.0, alpha=0.25):
     check_variable_and_dtype(fg_num, "fg_num", ("int32",), "sigmoid_focal_loss")
     return _append("sigmoid_focal_loss", {"X": [x], "Label": [label], "FgNum": [fg_num]},
                    {"gamma": float(gamma), "alpha": float(alpha)})
+
+
+def affine_grid(theta, out_shape, name=None):
+    """The sampling grid [N, H, W, 2] of the affine maps ``theta`` [N, 2, 3] for an output of ``out_shape``
+    [N, C, H, W] (a list, or a 1-D int32 Variable): each pixel's normalised (x, y) in [-1, 1] times theta."""
+    check_variable_and_dtype(theta, "theta", _FLOATS, "affine_grid")
+    if not isinstance(out_shape, (list, tuple, Variable)):
+        raise ValueError("The out_shape should be a list, tuple or Variable.")
+    if isinstance(out_shape, Variable):
+        check_variable_and_dtype(out_shape, "out_shape", ("int32",), "affine_grid")
+        return _append("affine_grid", {"Theta": [theta], "OutputShape": [out_shape]}, out_slot="Output", name=name)
+    return _append("affine_grid", {"Theta": [theta]}, {"output_shape": [int(v) for v in out_shape]},
+                   out_slot="Output", name=name)
+
+
+def grid_sampler(x, grid, name=None):
+    """Sample ``x`` [N, C, H, W] bilinearly at ``grid`` [N, H, W, 2] (x, y) in [-1, 1], the corner pixels'
+    centres at -1 and 1; neighbours outside the image count as zeros."""
+    check_variable_and_dtype(x, "x", _FLOATS, "grid_sampler")
+    check_variable_and_dtype(grid, "grid", _FLOATS, "grid_sampler")
+    return _append("grid_sampler", {"X": [x], "Grid": [grid]}, out_slot="Output", name=name)

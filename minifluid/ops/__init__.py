@@ -10,5 +10,6 @@ from . import creation, linalg, nd_index, ranking, select  # noqa: F401
 from . import vision_misc  # noqa: F401
 from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
+from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 
 __all__ = ["registry"]

@@ -36,6 +36,8 @@ def test_signatures_are_fluids():
                                                      ("param_attr", None), ("bias_attr", None)]
     assert _signature(L.sigmoid_focal_loss) == [("x", E), ("label", E), ("fg_num", E), ("gamma", 2.0),
                                                 ("alpha", 0.25)]
+    assert _signature(L.affine_grid) == [("theta", E), ("out_shape", E), ("name", None)]
+    assert _signature(L.grid_sampler) == [("x", E), ("grid", E), ("name", None)]
 
 
 def test_mish_values_shape_and_dtype():
@@ -152,6 +154,41 @@ def test_sigmoid_focal_loss_values_and_gradient_reach_the_logits():
     assert losses[-1] < losses[0]
 
 
+def test_spatial_transformer_shapes_values_and_training():
+    """affine_grid + grid_sampler as a spatial transformer: the identity theta reads the image back, a shift
+    by one pixel moves it (zeros coming in), and the theta predicted by an fc layer (from a fixed start off
+    the identity) trains towards reading the image back."""
+    img = np.random.RandomState(5).randn(2, 3, 4, 5).astype("float32")
+    shift = np.array([[1, 0, 2 / 4], [0, 1, 0]], dtype="float32")  # x + 2/(W-1): one pixel to the right
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3, 4, 5])
+        theta = fluid.data("theta", [None, 2, 3])
+        grid = L.affine_grid(theta, [2, 3, 4, 5])
+        grid_t = L.affine_grid(theta, L.fill_constant([4], "int32", 4))
+        moved = L.grid_sampler(x, grid)
+        start = fluid.initializer.NumpyArrayInitializer(np.array([[0.9, 0.05, 0.05, -0.05, 0.95, 0.0]], "float32"))
+        ones = L.fill_constant_batch_size_like(x, [-1, 1], "float32", 1.0)
+        learned = L.reshape(L.fc(ones, 6, param_attr=fluid.ParamAttr(initializer=start), bias_attr=False), [-1, 2, 3])
+        out = L.grid_sampler(x, L.affine_grid(learned, [2, 3, 4, 5]))
+        loss = L.mean(L.square(out - x))
+        fluid.optimizer.SGD(0.05).minimize(loss)
+    assert list(grid.shape) == [-1, 4, 5, 2] and list(grid_t.shape) == [-1, -1, -1, 2]
+    assert list(moved.shape) == [-1, 3, 4, 5] and moved.dtype == "float32"
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    ident = np.tile(np.array([[1, 0, 0], [0, 1, 0]], "float32"), (2, 1, 1))
+    feed = {"x": img, "theta": ident}
+    got, got_t = exe.run(main, feed=feed, fetch_list=[moved, grid_t])
+    np.testing.assert_allclose(got, img, rtol=1e-5, atol=1e-5)
+    assert got_t.shape == (2, 4, 4, 2) and np.allclose(got_t[0, 0, :, 0], [-1, -1 / 3, 1 / 3, 1])
+    shifted, = exe.run(main, feed={"x": img, "theta": np.stack([shift, shift])}, fetch_list=[moved])
+    np.testing.assert_allclose(shifted[..., :-1], img[..., 1:], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(shifted[..., -1], 0, atol=1e-6)
+    losses = [float(exe.run(main, feed=feed, fetch_list=[loss])[0]) for _ in range(5)]
+    assert losses[-1] < losses[0], losses
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda v: L.mish(v, threshold=0), AssertionError, "threshold of mish should be greater than 0, but got 0"),
     (lambda v: L.mish(v, threshold="1"), TypeError, "The type of 'threshold' in mish must be"),
@@ -166,6 +203,16 @@ def test_sigmoid_focal_loss_values_and_gradient_reach_the_logits():
     (lambda v: L.fsp_matrix(v, L.unsqueeze(v, [0])), ValueError, r"The Input\(Y\) must have shape"),
     (lambda v: L.fsp_matrix(v, L.transpose(v, [0, 1, 3, 2])), ValueError, r"should have the same height"),
     (lambda v: L.bilinear_tensor_product(v, v, 2), ValueError, r"The input\(X\) must be a 2D Tensor."),
+    (lambda v: L.affine_grid(L.reshape(v, [6, 3, 20]), [6, 3, 4, 5]), ValueError,
+     r"The second dimesion of input 'theta' in AffineGridOp should be 2. But received second dimesion=\[3\]"),
+    (lambda v: L.affine_grid(L.reshape(v, [60, 2, 3]), 5), ValueError, "The out_shape should be a list, tuple or"),
+    (lambda v: L.affine_grid(L.reshape(v, [60, 2, 3]), [4, 5]), ValueError,
+     r"The size of attribute 'output_shape' in AffineGridOp should be 4. But received output_shape's size=\[2\]"),
+    (lambda v: L.grid_sampler(v, L.reshape(v, [6, 5, 4, 3])), ValueError,
+     r"Input\(Grid\) dimension\[3\] should be 2, but received 3"),
+    (lambda v: L.grid_sampler(v, L.reshape(v, [6, 6, 5, 2])), ValueError,
+     r"Input\(X\) dims\[2\] and Input\(Grid\) dims\[1\] should be equal, but received X dimension\[2\]\(4\) != "
+     r"Grid dimension\[1\]\(6\)"),
     (lambda v: L.sigmoid_focal_loss(L.reshape(v, [6, 60]), L.fill_constant([6, 2], "int32", 1),
                                     L.fill_constant([1], "int32", 1)), ValueError,
      r"The last dimension of Input\(Label\) should be 1, but received Label shape is:\[6, 2\]"),

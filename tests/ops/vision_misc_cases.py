@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .vision_cases import case, normal
+from .vision_cases import case, normal, rng
 
 
 # --- mish ------------------------------------------------------------------------------------------------
@@ -119,3 +119,46 @@ case("sigmoid_focal_loss", inputs={"X": normal(6, 3) * 2, "Label": _LABELS, "FgN
 case("sigmoid_focal_loss", "gamma-alpha-fg0", inputs={"X": normal(6, 3), "Label": _LABELS,
                                                       "FgNum": np.array([0], dtype=np.int32)},
      attrs={"gamma": 1.5, "alpha": 0.6}, reference=lambda X, Label, FgNum: focal_ref(X, Label, FgNum, 1.5, 0.6))
+
+
+# --- affine_grid / grid_sampler --------------------------------------------------------------------------
+def affine_grid_ref(theta, h, w):
+    """Pixel by pixel: (x, y) evenly from -1 to 1 across the width / height, times each sample's theta."""
+    out = np.zeros((theta.shape[0], h, w, 2))
+    for k in range(theta.shape[0]):
+        for i in range(h):
+            for j in range(w):
+                out[k, i, j] = theta[k] @ np.array([-1 + 2 * j / (w - 1), -1 + 2 * i / (h - 1), 1.0])
+    return out
+
+
+case("affine_grid", inputs={"Theta": normal(2, 2, 3)}, attrs={"output_shape": [2, 3, 4, 5]},
+     reference=lambda Theta: affine_grid_ref(Theta, 4, 5))
+case("affine_grid", "shape-tensor", inputs={"Theta": normal(3, 2, 3), "OutputShape": np.array([3, 1, 3, 2], np.int32)},
+     reference=lambda Theta, OutputShape: affine_grid_ref(Theta, 3, 2))
+
+
+def grid_sampler_ref(x, grid):
+    """Point by point: the grid's (x, y) in [-1, 1] scaled to pixel coordinates [0, W - 1] x [0, H - 1], each of
+    the four surrounding pixels inside the image weighted by its closeness, the others zero."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+    for k in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                px, py = (grid[k, i, j, 0] + 1) * (w - 1) / 2, (grid[k, i, j, 1] + 1) * (h - 1) / 2
+                x0, y0 = math.floor(px), math.floor(py)
+                for cy in (y0, y0 + 1):
+                    for cx in (x0, x0 + 1):
+                        if 0 <= cx <= w - 1 and 0 <= cy <= h - 1:
+                            out[k, :, i, j] += x[k, :, cy, cx] * (1 - abs(px - cx)) * (1 - abs(py - cy))
+    return out
+
+
+# points past the borders (zero padding) included; the grid's gradient is checked too
+case("grid_sampler", inputs={"X": normal(2, 3, 4, 5), "Grid": rng.uniform(-1.3, 1.3, (2, 4, 5, 2))},
+     reference=lambda X, Grid: grid_sampler_ref(X, Grid))
+# the identity grid reads every pixel back exactly (the corners are aligned with the border pixels' centres)
+_IDENTITY = affine_grid_ref(np.tile(np.array([[[1.0, 0, 0], [0, 1.0, 0]]]), (2, 1, 1)), 3, 4)
+case("grid_sampler", "identity", inputs={"X": normal(2, 2, 3, 4), "Grid": _IDENTITY}, grad_inputs=("X",),
+     reference=lambda X, Grid: X)
