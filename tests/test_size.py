@@ -66,17 +66,18 @@ rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops/ranking.py) and dice_loss
 (20,521 before them): to 20,788.
 fluid.layers.py_func (ops/py_func.py with its layer, register_grad's ``when`` and the executor's None for a grad op's
 @EMPTY@ input) raises it by 117, what it came to (20,746 before it): to 20,905.
-The CTC family (warpctc with its gradient, ctc_align, edit_distance, sequence_erase in ops/ctc.py, 240; the warpctc,
-ctc_greedy_decoder and edit_distance layers in layers/ctc.py, 60) raises it by 303, what it came to (20,746 before
-it, 20,905 with py_func above): to 21,208.
+The CTC family (warpctc with its gradient, ctc_align, edit_distance, sequence_erase in ops/ctc.py, 244; the warpctc,
+ctc_greedy_decoder and edit_distance layers in layers/ctc.py, 60) raises it by 307, what it came to (20,746 before
+it, 20,905 with py_func above): to 21,212.
 mish, unfold, temporal_shift, fsp_matrix, bilinear_tensor_product and sigmoid_focal_loss (ops/vision_misc.py,
-layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,466 with the two above.
+layers/vision_misc.py) raise it by 258, what they came to (20,746 before them): to 21,470 with the two above.
 fluid.layers.hsigmoid (ops/hsigmoid.py, the default tree and custom paths, with its layer) raises it by 97, what it
-came to (20,863 before it): to 21,563 with the three above.
+came to (20,863 before it): to 21,567 with the three above.
 fluid.layers.nce and sampled_softmax_with_cross_entropy (ops/sampled_loss.py: nce and sample_logits with the uniform,
 log-uniform and alias-method samplers; their layers) raise it by 236, what they came to (21,521 before them): to 21,799.
 affine_grid and grid_sampler (ops/grid_sample.py with their layers) raise it by 124, what they came to (21,424
-before them): to 21,923.
+before them): to 21,927 with the
+CTC family's last 4.
 """
 import ast
 import io
@@ -87,7 +88,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_923
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_927
 
 
 def code_lines(path):

@@ -44,6 +44,12 @@ def _lengths_of(length, n, op_type, slot, width, data_slot):
     return lengths
 
 
+def _without_empty_marker(x, lengths):
+    """ctc_align's result when every decoded sequence is empty is one row holding -1 under a LoD of zero lengths
+    (fluid's layout); the ops that read decoded sequences take it as no rows."""
+    return x[:0] if x.shape[:2] == (1, 1) and not np.any(lengths) else x
+
+
 def _sequences(ctx, op_type, slot, x, length, length_slot):
     """(padded [B, W] values, lengths [B]) of a LoD [T, 1] input or a padded [B, W] one with its lengths."""
     if length is not None:
@@ -52,6 +58,7 @@ def _sequences(ctx, op_type, slot, x, length, length_slot):
                              f"{list(x.shape)}")
         return x, _lengths_of(length, x.shape[0], op_type, length_slot, x.shape[1], slot)
     lengths = np.asarray(lod_of(ctx, slot, op_type)[-1], np.int64)
+    x = _without_empty_marker(x, lengths)
     if x.ndim != 2 or x.shape[1] != 1 or x.shape[0] != lengths.sum():
         raise ValueError(f"{op_type}: Input({slot}) must be a 2-D LoDTensor [{int(lengths.sum())}, 1] (the sum of "
                          f"its LoD's lengths, one token per row), got shape {list(x.shape)}")
@@ -126,6 +133,7 @@ def _erase_infer(attrs, x):
 def _sequence_erase(ctx, attrs, x):
     _erase_infer(attrs, x)
     lod = lod_of(ctx, "X", "SequenceEraseOp")
+    x = _without_empty_marker(x, lod[-1])
     if sum(lod[-1]) != x.size:
         raise ValueError(f"The actual input size {x.size} mismatches with the LoD information size {sum(lod[-1])}.")
     keep = ~np.isin(x.reshape(-1), np.asarray(attrs["tokens"], x.dtype))

@@ -186,3 +186,18 @@ def test_warpctc_on_a_batch_of_empty_sequences_costs_nothing():
     dx, _, _, _ = call_grad(spec, dict(spec.attrs), ins, (grad, loss), (None, np.ones_like(loss)),
                             (True, False, False, False), lods)
     assert dx.shape == (0, 4) and dx.dtype == np.float32
+
+
+def test_edit_distance_reads_the_decoders_all_empty_result():
+    """All-blank frames decode to ctc_align's marker (one row -1, zero lengths): no tokens, with or without
+    ignored_tokens (the state of a model early in training)."""
+    def build():
+        x = fluid.data("x", [None, 3], "float32", lod_level=1)
+        y = fluid.data("y", [None, 1], "int64", lod_level=1)
+        decoded = fluid.layers.ctc_greedy_decoder(x, blank=0)
+        return [decoded, fluid.layers.edit_distance(decoded, y, normalized=False)[0],
+                fluid.layers.edit_distance(decoded, y, normalized=False, ignored_tokens=[2])[0]]
+    frames = np.tile(np.array([[5.0, 1.0, 1.0]], "float32"), (5, 1))
+    decoded, dist, dist_erased = _run(build, {"x": _lod(frames, [2, 3]), "y": _lod(np.array([[1], [2], [1]]), [1, 2])})
+    assert np.array(decoded).tolist() == [[-1]] and decoded.recursive_sequence_lengths() == [[0, 0]]
+    assert np.array(dist).ravel().tolist() == [1.0, 2.0] and np.array(dist_erased).ravel().tolist() == [1.0, 1.0]
