@@ -4,8 +4,8 @@ affine_grid maps every output pixel's normalised position (x, y, 1), x and y eve
 from the first pixel's centre to the last's, through each sample's 2x3 ``Theta``: one batched matrix
 product. grid_sampler reads the input at each grid point, (-1, -1) the top-left pixel and (1, 1) the
 bottom-right one, as the bilinear mix of the four pixels around it; a neighbour outside the image reads
-zero. The four neighbours are gathered with computed flat indices over the whole batch, and the input's
-gradient is one ``bincount`` over all of them.
+zero. The four neighbours are gathered with computed row indices over the whole batch (the input read
+channels-last), and the input's gradient is one ``bincount`` over all of them.
 """
 import numpy as np
 
@@ -91,23 +91,24 @@ def _gs_infer(attrs, x, grid):
 
 
 def _corners(x, grid):
-    """The four neighbours of every grid point: [(values [N, C, P], flat index [N, P], in-image mask [N, P])]
-    in the order (x0, y0), (x1, y0), (x0, y1), (x1, y1), and the distances (dw, de, dn, ds) [N, 1, P]
-    of the point to x0, x1, y0, y1."""
+    """The four neighbours of every grid point: [(values [N, P, C], pixel row [N, P], in-image mask [N, P, 1])]
+    in the order (x0, y0), (x1, y0), (x0, y1), (x1, y1), and the distances (dw, de, dn, ds) [N, P, 1] of the
+    point to x0, x1, y0, y1. The input is read channels-last, so each neighbour is one gather of whole
+    C-vectors (row ``n * H * W + y * W + x`` of the [N * H * W, C] matrix)."""
     xp = array_module(x)
     n, c, h, w = x.shape
     gx = (grid[..., 0].reshape(n, -1) + 1) * (0.5 * (w - 1))  # pixel coordinates, corners aligned
     gy = (grid[..., 1].reshape(n, -1) + 1) * (0.5 * (h - 1))
     x0, y0 = xp.floor(gx), xp.floor(gy)
-    flat = x.reshape(n, c, h * w)
+    pixels = x.transpose(0, 2, 3, 1).reshape(n * h * w, c)
+    first = xp.arange(n)[:, None] * (h * w)
     corners = []
     for cy in (y0, y0 + 1):
         for cx in (x0, x0 + 1):
-            inside = (cx >= 0) & (cx <= w - 1) & (cy >= 0) & (cy <= h - 1)
-            index = xp.where(inside, cy * w + cx, 0).astype(np.int64)
-            values = xp.take_along_axis(flat, index[:, None, :], axis=2) * inside[:, None, :]
-            corners.append((values, index, inside))
-    dist = [d[:, None, :] for d in (gx - x0, x0 + 1 - gx, gy - y0, y0 + 1 - gy)]
+            inside = ((cx >= 0) & (cx <= w - 1) & (cy >= 0) & (cy <= h - 1))[..., None]
+            row = first + xp.where(inside[..., 0], cy * w + cx, 0).astype(np.int64)
+            corners.append((pixels.take(row.reshape(-1), axis=0).reshape(row.shape + (c,)) * inside, row, inside))
+    dist = [d[..., None] for d in (gx - x0, x0 + 1 - gx, gy - y0, y0 + 1 - gy)]
     return corners, dist
 
 
@@ -121,8 +122,8 @@ def _gs_weights(dist):
 def _grid_sampler_forward(attrs, x, grid):
     _gs_infer(attrs, x, grid)
     corners, dist = _corners(x, grid)
-    out = sum(v * wt for (v, _, _), wt in zip(corners, _gs_weights(dist)))
-    return out.reshape(x.shape[:2] + grid.shape[1:3]).astype(x.dtype, copy=False)
+    out = sum(v * wt for (v, _, _), wt in zip(corners, _gs_weights(dist)))  # [N, P, C]
+    return out.transpose(0, 2, 1).reshape(x.shape[:2] + grid.shape[1:3]).astype(x.dtype, copy=False)
 
 
 @register_grad("grid_sampler", reads=("X", "Grid"))
@@ -130,19 +131,18 @@ def _grid_sampler_backward(attrs, ins, outs, douts, need):
     x, grid = ins
     xp = array_module(x)
     n, c, h, w = x.shape
-    d = douts[0].reshape(n, c, -1)
+    d = douts[0].reshape(n, c, -1).transpose(0, 2, 1)  # [N, P, C]
     corners, dist = _corners(x, grid)
     dx = dgrid = None
     if need[0]:  # every corner's share of dOut summed into its pixel, all corners in one bincount
-        rows = (xp.arange(n)[:, None, None] * c + xp.arange(c)[None, :, None]) * (h * w)
-        index = xp.concatenate([(rows + i[:, None, :]).reshape(-1) for _, i, _ in corners])
-        shares = xp.concatenate([(d * wt * m[:, None, :]).reshape(-1)
-                                 for (_, _, m), wt in zip(corners, _gs_weights(dist))])
-        dx = xp.bincount(index, weights=shares, minlength=n * c * h * w).reshape(x.shape).astype(x.dtype)
+        index = xp.concatenate([(r[..., None] * c + xp.arange(c)).reshape(-1) for _, r, _ in corners])
+        shares = xp.concatenate([(d * wt * m).reshape(-1) for (_, _, m), wt in zip(corners, _gs_weights(dist))])
+        dx = xp.bincount(index, weights=shares, minlength=n * h * w * c).reshape(n, h, w, c)
+        dx = dx.transpose(0, 3, 1, 2).astype(x.dtype)
     if need[1]:
         (v_wn, _, _), (v_en, _, _), (v_ws, _, _), (v_es, _, _) = corners
         dw, de, dn, ds = dist
-        gx = (((v_en - v_wn) * ds + (v_es - v_ws) * dn) * d).sum(axis=1) * (0.5 * (w - 1))
-        gy = (((v_ws - v_wn) * de + (v_es - v_en) * dw) * d).sum(axis=1) * (0.5 * (h - 1))
+        gx = (((v_en - v_wn) * ds + (v_es - v_ws) * dn) * d).sum(axis=2) * (0.5 * (w - 1))
+        gy = (((v_ws - v_wn) * de + (v_es - v_en) * dw) * d).sum(axis=2) * (0.5 * (h - 1))
         dgrid = xp.stack([gx, gy], axis=-1).reshape(grid.shape).astype(grid.dtype, copy=False)
     return dx, dgrid
