@@ -30,6 +30,7 @@ REPLACEMENTS = {
     "paddle.fluid.dygraph.MSELoss": "paddle.nn.MSELoss(reduction)",
     "paddle.static.Print": "fluid.layers.Print(input)",
     "paddle.static.accuracy": "fluid.layers.accuracy(input, label, k=1)",
+    "paddle.static.py_func": "fluid.layers.py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None)",
     "paddle.static.create_global_var": "fluid.layers.create_global_var(shape, value, dtype, persistable=False)",
     "paddle.static.save_vars": "fluid.io.save_vars(executor, dirname, main_program, vars)",
     "paddle.static.load_vars": "fluid.io.load_vars(executor, dirname, main_program, vars)",
@@ -68,7 +69,7 @@ NOT_SUPPORTED_YET = {
             collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
-        "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate random_crop similarity_focus""",
+        "paddle.fluid.layers": "image_resize_short random_crop similarity_focus",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
@@ -169,9 +170,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.layers": "load",
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
-    "custom ops": {
-        "paddle.static": "py_func",
-        "paddle.fluid": "load_op_library"},
+    "custom ops": {"paddle.fluid": "load_op_library"},
     "program utilities": {
         "paddle.fluid": "name_scope device_guard",
         "paddle.static": "name_scope device_guard"},

@@ -224,3 +224,8 @@ def test_paddle_fluid_layers_py_func_under_compat(tmp_path):
                           timeout=100)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("[[3.0, 3.0, 3.0]]")
+
+
+def test_paddle_static_py_func_points_to_the_fluid_layer():
+    from minifluid.compat.hints import hint
+    assert "fluid.layers.py_func(func, x, out" in hint("paddle.static.py_func")
