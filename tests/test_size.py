@@ -78,6 +78,8 @@ log-uniform and alias-method samplers; their layers) raise it by 236, what they 
 affine_grid and grid_sampler (ops/grid_sample.py with their layers) raise it by 124, what they came to (21,424
 before them): to 21,927 with the
 CTC family's last 4.
+resize_trilinear and interpolate (trilinear_interp in ops/image.py, which now resizes any number of spatial axes, and
+the 5-D checks of layers/image.py) raise it by 34, what they came to (21,882 before them): to 21,961.
 """
 import ast
 import io
@@ -88,7 +90,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_927
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_961
 
 
 def code_lines(path):

@@ -69,7 +69,7 @@ NOT_SUPPORTED_YET = {
             collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
-        "paddle.fluid.layers": """image_resize_short resize_trilinear interpolate random_crop similarity_focus""",
+        "paddle.fluid.layers": "image_resize_short random_crop similarity_focus",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},

@@ -92,7 +92,7 @@ __all__ = [
 ]
 
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
-__all__ += _vision_misc_all  # layers/vision_misc.py
+__all__ += _vision_misc_all + ["interpolate", "resize_trilinear"]  # layers/vision_misc.py, layers/image.py
 __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had

@@ -1,5 +1,5 @@
-"""Image layers: conv2d_transpose, image_resize / resize_bilinear / resize_nearest, pad, pad2d
-(fluid 1.8 signatures, defaults and argument errors)."""
+"""Image layers: conv2d_transpose, image_resize / interpolate / resize_bilinear / resize_nearest /
+resize_trilinear, pad, pad2d (fluid 1.8 signatures, defaults and argument errors)."""
 import warnings
 
 from ..framework.variable import Variable
@@ -7,7 +7,8 @@ from . import wiring
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 
-__all__ = ["conv2d_transpose", "image_resize", "pad", "pad2d", "resize_bilinear", "resize_nearest"]
+__all__ = ["conv2d_transpose", "image_resize", "interpolate", "pad", "pad2d", "resize_bilinear", "resize_nearest",
+           "resize_trilinear"]
 
 
 def _conv_transpose_padding(padding, data_format):
@@ -79,49 +80,59 @@ def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, pad
     return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=start, dim_end=start + 1))
 
 
-_RESAMPLE = {"BILINEAR": "bilinear", "NEAREST": "nearest"}
+_RESAMPLE = {"BILINEAR": "bilinear", "NEAREST": "nearest", "TRILINEAR": "trilinear"}
 
 
-def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEAR", actual_shape=None,
-                 align_corners=True, align_mode=1, data_format="NCHW"):
-    """Resize the H and W of a 4-D ``input`` to ``out_shape`` (or by ``scale``), bilinearly or to the nearest
-    pixel; ``align_corners`` / ``align_mode`` pick fluid's source-position rule."""
-    if resample not in _RESAMPLE and resample != "TRILINEAR":
-        raise ValueError("The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR' or 'NEAREST' currently.")
-    if resample == "TRILINEAR" or len(input.shape) != 4:
-        raise ValueError("'BILINEAR' and 'NEAREST' only support 4-D tensor." if resample != "TRILINEAR" else
-                         "resize_trilinear (5-D input) is not supported by minifluid")
+def _resize_checks(input, resample, align_corners, align_mode, data_format, bicubic):
+    """fluid's argument checks of image_resize (``bicubic``: interpolate's, which also names BICUBIC)."""
+    if resample not in _RESAMPLE and not (bicubic and resample == "BICUBIC"):
+        raise ValueError("The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR', " +
+                         (" 'BICUBIC' or 'NEAREST' currently." if bicubic else "or 'NEAREST' currently."))
+    if resample != "TRILINEAR" and len(input.shape) != 4:
+        raise ValueError("'BILINEAR', 'BICUBIC' and 'NEAREST' only support 4-D tensor." if bicubic else
+                         "'BILINEAR' and 'NEAREST' only support 4-D tensor.")
+    if resample == "TRILINEAR" and len(input.shape) != 5:
+        raise ValueError("'TRILINEAR'only support 5-D tensor.")
+    if resample == "BICUBIC":
+        raise NotImplementedError("interpolate: resample='BICUBIC' is not supported by minifluid; use 'BILINEAR'")
     if not isinstance(align_corners, bool):
         raise TypeError("Attr align_corners should be a bool value")
     if align_mode not in (0, 1):
         raise ValueError("align_mode can only be 0 or 1")
+    formats = ("NCHW", "NHWC") if len(input.shape) == 4 else ("NCDHW", "NDHWC")
+    if data_format not in formats:
+        raise ValueError(f"Got wrong value for param `data_format`: {data_format} received but only `{formats[0]}` or "
+                         f"`{formats[1]}` supported for {len(input.shape)}-D input.")
+
+
+def _resize(input, out_shape, scale, name, resample, actual_shape, align_corners, align_mode, data_format,
+            bicubic=False):
+    _resize_checks(input, resample, align_corners, align_mode, data_format, bicubic)
     if out_shape is None and scale is None:
         raise ValueError("One of out_shape and scale must not be None.")
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"Got wrong value for param `data_format`: {data_format} received but only `NCHW` or "
-                         "`NHWC` supported for 4-D input.")
     method = _RESAMPLE[resample]
     helper = LayerHelper(f"{method}_interp", name=name)
     inputs = {"X": [input]}
     attrs = {"out_d": -1, "out_h": -1, "out_w": -1, "interp_method": method, "align_corners": align_corners,
-             "align_mode": align_mode, "data_layout": data_format}
+             "align_mode": align_mode, "data_layout": "NCHW" if data_format in ("NCHW", "NCDHW") else "NHWC"}
+    spatial = len(input.shape) - 2
     if out_shape is not None:
         if isinstance(out_shape, Variable):
             inputs["OutSize"] = [out_shape]
         elif not isinstance(out_shape, (list, tuple)):
             raise TypeError("out_shape should be a list or tuple or Variable.")
-        elif len(out_shape) != 2:
-            raise ValueError("out_shape length should be 2 for input 4-D tensor.")
         elif any(isinstance(d, Variable) for d in out_shape):
-            raise NotImplementedError("image_resize: out_shape entries given as Variables are not supported by "
-                                      "minifluid; pass a Variable of shape [2] or a list of ints")
+            raise NotImplementedError(f"{method}_interp: out_shape entries given as Variables are not supported by "
+                                      f"minifluid; pass a Variable of shape [{spatial}] or a list of ints")
         else:
             if any(int(d) <= 0 for d in out_shape):
                 raise AssertionError("Each dimension size given in out_shape must be greater than 0.")
-            attrs["out_h"], attrs["out_w"] = int(out_shape[0]), int(out_shape[1])
+            if len(out_shape) != spatial:
+                raise ValueError(f"out_shape length should be {spatial} for input {spatial + 2}-D tensor.")
+            attrs.update(zip(("out_d", "out_h", "out_w")[-spatial:], (int(d) for d in out_shape)))
     else:
         if isinstance(scale, Variable):
-            raise NotImplementedError("image_resize: a Variable scale is not supported by minifluid; pass a float")
+            raise NotImplementedError(f"{method}_interp: a Variable scale is not supported by minifluid; pass a float")
         if not isinstance(scale, (int, float)):
             raise TypeError("Attr(scale)'s type should be float, int or Variable.")
         if scale <= 0:
@@ -137,6 +148,27 @@ def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEA
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(type=f"{method}_interp", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
     return out
+
+
+def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEAR", actual_shape=None,
+                 align_corners=True, align_mode=1, data_format="NCHW"):
+    """Resize the H and W of a 4-D ``input`` (BILINEAR, NEAREST) or the D, H and W of a 5-D one (TRILINEAR)
+    to ``out_shape`` (or by ``scale``); ``align_corners`` / ``align_mode`` pick fluid's source-position rule."""
+    return _resize(input, out_shape, scale, name, resample, actual_shape, align_corners, align_mode, data_format)
+
+
+def interpolate(input, out_shape=None, scale=None, name=None, resample="BILINEAR", actual_shape=None,
+                align_corners=True, align_mode=1, data_format="NCHW"):
+    """fluid 1.8's other name of image_resize (its BICUBIC mode is not supported by minifluid)."""
+    return _resize(input, out_shape, scale, name, resample, actual_shape, align_corners, align_mode, data_format,
+                   bicubic=True)
+
+
+def resize_trilinear(input, out_shape=None, scale=None, name=None, actual_shape=None, align_corners=True,
+                     align_mode=1, data_format="NCDHW"):
+    """Trilinear resize of the D, H and W of a 5-D input (image_resize with resample='TRILINEAR')."""
+    return image_resize(input, out_shape, scale, name, "TRILINEAR", actual_shape, align_corners, align_mode,
+                        data_format)
 
 
 def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None, align_corners=True,

@@ -1,7 +1,9 @@
-"""Image ops: bilinear_interp and nearest_interp (fluid's resize, align_corners / align_mode), pad, pad2d.
+"""Image ops: bilinear_interp, nearest_interp and trilinear_interp (fluid's resize, align_corners /
+align_mode), pad, pad2d.
 
-Resizing gathers whole rows and columns with index arrays (two fancy-index reads and a few multiply-adds
-over the batch); gradients scatter back with ``np.add.at`` along one axis at a time. Source positions are
+Resizing gathers whole rows and columns (and depth slices) with index arrays, one axis at a time (two
+fancy-index reads and a few multiply-adds over the batch per axis); gradients scatter back with
+``np.add.at`` along one axis at a time. Source positions are
 computed in float32 as fluid's kernels compute them, so nearest neighbours pick the same pixels.
 """
 import numpy as np
@@ -12,16 +14,18 @@ _INTERP_ATTRS = {"out_d": -1, "out_h": -1, "out_w": -1, "scale": 0.0, "interp_me
                  "align_corners": True, "align_mode": 1, "data_layout": "NCHW"}
 
 
-def _hw_axes(attrs):
-    return (1, 2) if attrs["data_layout"] == "NHWC" else (2, 3)
+def _spatial_axes(attrs, ndim):
+    """The resized axes: H, W (4-D) or D, H, W (5-D), after C (NCHW) or before it (NHWC)."""
+    first = 1 if attrs["data_layout"] == "NHWC" else 2
+    return tuple(range(first, first + ndim - 2))
 
 
-def _out_hw(attrs, in_hw, out_size=None):
+def _out_sizes(attrs, in_sizes, out_size=None):
     if out_size is not None:
-        return tuple(int(v) for v in out_size.reshape(-1)[:2])
+        return tuple(int(v) for v in out_size.reshape(-1)[:len(in_sizes)])
     if attrs["scale"] > 0:
-        return tuple(int(np.float32(s) * np.float32(attrs["scale"])) if s >= 0 else -1 for s in in_hw)
-    return attrs["out_h"], attrs["out_w"]
+        return tuple(int(np.float32(s) * np.float32(attrs["scale"])) if s >= 0 else -1 for s in in_sizes)
+    return tuple((attrs["out_d"], attrs["out_h"], attrs["out_w"])[-len(in_sizes):])
 
 
 def _ratio(in_size, out_size, align_corners):
@@ -48,11 +52,19 @@ def _nearest_index(in_size, out_size, attrs):
     return np.minimum(src.astype(np.int64), in_size - 1)
 
 
+def _check_rank(attrs, ndim):
+    want = 5 if attrs["interp_method"] == "trilinear" else 4
+    if ndim != want:
+        raise ValueError(f"X's dimension must be {want} for {attrs['interp_method']}_interp, but received {ndim}")
+
+
 def _interp_infer(attrs, x, out_size):
-    axes = _hw_axes(attrs)
-    oh, ow = _out_hw(attrs, [x.shape[a] for a in axes])  # as fluid: the attrs at compile time, OutSize at run time
+    _check_rank(attrs, len(x.shape))
+    axes = _spatial_axes(attrs, len(x.shape))
+    # as fluid: the attrs at compile time, OutSize at run time
     shape = list(x.shape)
-    shape[axes[0]], shape[axes[1]] = oh, ow
+    for axis, size in zip(axes, _out_sizes(attrs, [x.shape[a] for a in axes])):
+        shape[axis] = size
     return (tuple(shape), x.dtype)
 
 
@@ -61,23 +73,27 @@ def _bcast(v, axis, ndim):
 
 
 def _interp_plan(attrs, x, out_size):
-    axes = _hw_axes(attrs)
-    in_hw = [x.shape[a] for a in axes]
-    out_hw = _out_hw(attrs, in_hw, out_size)
-    if min(out_hw) <= 0:
-        raise ValueError(f"out_h and out_w in Attr(out_shape) of Op(interpolate) should be greater than 0, got "
-                         f"{list(out_hw)}")
+    _check_rank(attrs, x.ndim)
+    axes = _spatial_axes(attrs, x.ndim)
+    in_sizes = [x.shape[a] for a in axes]
+    out_sizes = _out_sizes(attrs, in_sizes, out_size)
+    if min(out_sizes) <= 0:
+        names = "out_d, out_h and out_w" if len(axes) == 3 else "out_h and out_w"
+        raise ValueError(f"{names} in Attr(out_shape) of Op(interpolate) should be greater than 0, got "
+                         f"{list(out_sizes)}")
     if attrs["interp_method"] == "nearest":
-        return axes, [_nearest_index(i, o, attrs) for i, o in zip(in_hw, out_hw)]
-    return axes, [_linear_taps(i, o, attrs) for i, o in zip(in_hw, out_hw)]
+        return axes, [_nearest_index(i, o, attrs) for i, o in zip(in_sizes, out_sizes)]
+    return axes, [_linear_taps(i, o, attrs) for i, o in zip(in_sizes, out_sizes)]
 
 
 def _interp_forward(attrs, x, out_size):
     axes, plan = _interp_plan(attrs, x, out_size)
-    if attrs["interp_method"] == "nearest":
-        return x.take(plan[0], axis=axes[0]).take(plan[1], axis=axes[1])
     out = x
-    for axis, (lo, hi, w) in zip(axes, plan):
+    for axis, taps in zip(axes, plan):  # one axis at a time: separable
+        if attrs["interp_method"] == "nearest":
+            out = out.take(taps, axis=axis)
+            continue
+        lo, hi, w = taps
         w = _bcast(w, axis, x.ndim).astype(x.dtype)
         a, b = out.take(lo, axis=axis), out.take(hi, axis=axis)
         out = a + (b - a) * w
@@ -99,16 +115,19 @@ def _interp_backward(attrs, ins, outs, douts, need):
     x, out_size = ins[0], ins[1]
     axes, plan = _interp_plan(attrs, x, out_size)
     d = douts[0]
-    sizes = [x.shape[a] for a in axes]
-    if attrs["interp_method"] == "nearest":
-        return _scatter_axis(_scatter_axis(d, plan[1], axes[1], sizes[1]), plan[0], axes[0], sizes[0]), None
-    for axis, (lo, hi, w), size in reversed(list(zip(axes, plan, sizes))):
+    for axis, taps in reversed(list(zip(axes, plan))):
+        size = x.shape[axis]
+        if attrs["interp_method"] == "nearest":
+            d = _scatter_axis(d, taps, axis, size)
+            continue
+        lo, hi, w = taps
         w = _bcast(w, axis, d.ndim).astype(d.dtype)
         d = _scatter_axis(d * (1 - w), lo, axis, size) + _scatter_axis(d * w, hi, axis, size)
     return d, None
 
 
-for _name, _method in (("bilinear_interp", "bilinear"), ("nearest_interp", "nearest")):
+for _name, _method in (("bilinear_interp", "bilinear"), ("nearest_interp", "nearest"),
+                       ("trilinear_interp", "trilinear")):
     register_op(_name, inputs=("X", "OutSize"), outputs=("Out",), attrs=dict(_INTERP_ATTRS, interp_method=_method),
                 optional=("OutSize",), no_grad_inputs=("OutSize",), infer_shape=_interp_infer)(_interp_forward)
     register_grad(_name)(_interp_backward)

@@ -38,6 +38,10 @@ def test_signatures_are_fluids():
                                                 ("alpha", 0.25)]
     assert _signature(L.affine_grid) == [("theta", E), ("out_shape", E), ("name", None)]
     assert _signature(L.grid_sampler) == [("x", E), ("grid", E), ("name", None)]
+    assert _signature(L.interpolate) == _signature(L.image_resize)
+    assert _signature(L.resize_trilinear) == [("input", E), ("out_shape", None), ("scale", None), ("name", None),
+                                              ("actual_shape", None), ("align_corners", True), ("align_mode", 1),
+                                              ("data_format", "NCDHW")]
 
 
 def test_mish_values_shape_and_dtype():
@@ -189,6 +193,39 @@ def test_spatial_transformer_shapes_values_and_training():
     assert losses[-1] < losses[0], losses
 
 
+def test_resize_trilinear_and_interpolate_shapes_values_and_training():
+    vol = rng.randn(2, 3, 2, 3, 4).astype("float32")
+    img = rng.randn(2, 3, 4, 4).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.data("v", [None, 3, 2, 3, 4])
+        x = fluid.data("x", [None, 3, 4, 4])
+        up = L.resize_trilinear(v, out_shape=[3, 5, 7])
+        by_scale = L.interpolate(v, scale=2.0, resample="TRILINEAR", data_format="NCDHW")
+        ndhwc = L.resize_trilinear(L.transpose(v, [0, 2, 3, 4, 1]), out_shape=[3, 5, 7], data_format="NDHWC")
+        shape_t = L.resize_trilinear(v, out_shape=L.fill_constant([3], "int32", 4))
+        flat = L.interpolate(x, out_shape=[6, 6], align_corners=False)
+        same = L.image_resize(x, out_shape=[6, 6], align_corners=False)
+        gain = L.create_parameter([1, 3, 1, 1, 1], "float32", default_initializer=fluid.initializer.Constant(0.5))
+        loss = L.mean(L.square(L.resize_trilinear(v * gain, scale=1.5) - 1.0))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    assert [list(o.shape) for o in (up, by_scale, ndhwc, shape_t)] == [[-1, 3, 3, 5, 7], [-1, 3, 4, 6, 8],
+                                                                      [-1, 3, 5, 7, 3], [-1, 3, -1, -1, -1]]
+    types = [op.type for op in main.global_block().ops]
+    assert types.count("trilinear_interp") == 5 and types.count("bilinear_interp") == 2
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    got = exe.run(main, feed={"v": vol, "x": img}, fetch_list=[up, by_scale, ndhwc, shape_t, flat, same])
+    assert [g.shape for g in got[:4]] == [(2, 3, 3, 5, 7), (2, 3, 4, 6, 8), (2, 3, 5, 7, 3), (2, 3, 4, 4, 4)]
+    np.testing.assert_allclose(got[2], got[0].transpose(0, 2, 3, 4, 1), rtol=1e-6)
+    np.testing.assert_array_equal(got[4], got[5])
+    # aligned corners: the 8 corner voxels are the input's, the centre of D is the mean of its two slices
+    np.testing.assert_allclose(got[0][:, :, ::2, ::4, ::6], vol[:, :, :, ::2, ::3], rtol=1e-6)
+    np.testing.assert_allclose(got[0][:, :, 1, 0, 0], vol[:, :, :, 0, 0].mean(axis=2), rtol=1e-5, atol=1e-6)
+    losses = [float(exe.run(main, feed={"v": vol, "x": img}, fetch_list=[loss])[0]) for _ in range(4)]
+    assert losses[-1] < losses[0]
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda v: L.mish(v, threshold=0), AssertionError, "threshold of mish should be greater than 0, but got 0"),
     (lambda v: L.mish(v, threshold="1"), TypeError, "The type of 'threshold' in mish must be"),
@@ -203,6 +240,16 @@ def test_spatial_transformer_shapes_values_and_training():
     (lambda v: L.fsp_matrix(v, L.unsqueeze(v, [0])), ValueError, r"The Input\(Y\) must have shape"),
     (lambda v: L.fsp_matrix(v, L.transpose(v, [0, 1, 3, 2])), ValueError, r"should have the same height"),
     (lambda v: L.bilinear_tensor_product(v, v, 2), ValueError, r"The input\(X\) must be a 2D Tensor."),
+    (lambda v: L.resize_trilinear(v, [2, 3, 4]), ValueError, "'TRILINEAR'only support 5-D tensor."),
+    (lambda v: L.resize_trilinear(L.unsqueeze(v, [0]), [2, 3]), ValueError,
+     "out_shape length should be 3 for input 5-D tensor."),
+    (lambda v: L.resize_trilinear(L.unsqueeze(v, [0]), [2, 3, 4], data_format="NCHW"), ValueError,
+     "only `NCDHW` or `NDHWC` supported for 5-D input."),
+    (lambda v: L.interpolate(v, [2, 3], resample="LINEAR"), ValueError,
+     "The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR',  'BICUBIC' or 'NEAREST' currently."),
+    (lambda v: L.interpolate(L.unsqueeze(v, [0]), [2, 3]), ValueError,
+     "'BILINEAR', 'BICUBIC' and 'NEAREST' only support 4-D tensor."),
+    (lambda v: L.interpolate(v, [2, 3], resample="BICUBIC"), NotImplementedError, "'BICUBIC' is not supported"),
     (lambda v: L.affine_grid(L.reshape(v, [6, 3, 20]), [6, 3, 4, 5]), ValueError,
      r"The second dimesion of input 'theta' in AffineGridOp should be 2. But received second dimesion=\[3\]"),
     (lambda v: L.affine_grid(L.reshape(v, [60, 2, 3]), 5), ValueError, "The out_shape should be a list, tuple or"),

@@ -162,3 +162,40 @@ case("grid_sampler", inputs={"X": normal(2, 3, 4, 5), "Grid": rng.uniform(-1.3, 
 _IDENTITY = affine_grid_ref(np.tile(np.array([[[1.0, 0, 0], [0, 1.0, 0]]]), (2, 1, 1)), 3, 4)
 case("grid_sampler", "identity", inputs={"X": normal(2, 2, 3, 4), "Grid": _IDENTITY}, grad_inputs=("X",),
      reference=lambda X, Grid: X)
+
+
+# --- trilinear_interp (ops/image.py) ---------------------------------------------------------------------
+def trilinear_ref(x, out, align_corners=True, align_mode=1):
+    """Voxel by voxel from fluid's per-axis formulas (float32 source positions), the 8 corners weighted."""
+    n, c = x.shape[:2]
+    half = align_mode == 0 and not align_corners
+
+    def taps(i, o, k):
+        r = np.float32(0) if o <= 1 else (np.float32((i - 1) / (o - 1)) if align_corners else
+                                          np.float32(i) / np.float32(o))
+        src = r * np.float32(k + 0.5) - np.float32(0.5) if half else r * np.float32(k)
+        lo = max(int(src), 0)
+        return lo, min(lo + 1, i - 1), float(max(src, 0) - lo)
+    res = np.zeros((n, c) + tuple(out))
+    for a in range(out[0]):
+        for b in range(out[1]):
+            for e in range(out[2]):
+                (d0, d1, wd), (h0, h1, wh), (w0, w1, ww) = (taps(i, o, k) for i, o, k in
+                                                            zip(x.shape[2:], out, (a, b, e)))
+                for dd, fd in ((d0, 1 - wd), (d1, wd)):
+                    for hh, fh in ((h0, 1 - wh), (h1, wh)):
+                        for w_, fw in ((w0, 1 - ww), (w1, ww)):
+                            res[:, :, a, b, e] += x[:, :, dd, hh, w_] * fd * fh * fw
+    return res
+
+
+case("trilinear_interp", "up-align_corners", inputs={"X": normal(2, 2, 2, 3, 4)},
+     attrs={"out_d": 3, "out_h": 5, "out_w": 6}, reference=lambda X: trilinear_ref(X, (3, 5, 6)))
+case("trilinear_interp", "down-align_mode0", inputs={"X": normal(1, 2, 4, 5, 3)},
+     attrs={"out_d": 3, "out_h": 2, "out_w": 2, "align_corners": False, "align_mode": 0},
+     reference=lambda X: trilinear_ref(X, (3, 2, 2), False, 0))
+case("trilinear_interp", "scale-align_mode1", inputs={"X": normal(1, 1, 2, 3, 2)},
+     attrs={"scale": 1.5, "align_corners": False}, reference=lambda X: trilinear_ref(X, (3, 4, 3), False, 1))
+case("trilinear_interp", "NDHWC-OutSize", inputs={"X": normal(1, 2, 3, 2, 3), "OutSize": np.array([3, 4, 2], np.int32)},
+     attrs={"data_layout": "NHWC", "out_d": 3, "out_h": 4, "out_w": 2},
+     reference=lambda X, OutSize: trilinear_ref(X.transpose(0, 4, 1, 2, 3), (3, 4, 2)).transpose(0, 2, 3, 4, 1))
