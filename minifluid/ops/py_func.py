@@ -28,20 +28,20 @@ from .registry import EMPTY_VAR_NAME, register_grad, register_op
 
 __all__ = ["register_callable", "registered_func", "registered_func_num"]
 
-_CALLABLES = []
+_CALLABLES = []  # (callable, whether it is called without arguments), by index
 
 
 def register_callable(func):
     """Keep ``func`` for py_func ops; returns the index an op names it by (see the NOTE)."""
     if func is None or not callable(func):
         raise TypeError(f"func must be a Python function (a callable), got {type(func).__name__}")
-    _CALLABLES.append(func)
+    _CALLABLES.append((func, _takes_no_arguments(func)))  # the signature read once, not each run
     return len(_CALLABLES) - 1
 
 
 def registered_func(idx):
     """The callable registered under index ``idx``."""
-    return _CALLABLES[idx]
+    return _CALLABLES[idx][0]
 
 
 def registered_func_num():
@@ -90,9 +90,9 @@ def _check_output(ctx, name, value, i):
              attrs={"forward_callable_id": 0, "backward_callable_id": -1, "backward_skip_vars": []}, context=True)
 def _py_func_forward(ctx, attrs, xs):
     """Call the callable on the inputs as LoDTensors; check and return what it returns (see the NOTE)."""
-    func = _callable(attrs["forward_callable_id"])
+    func, no_arguments = _callable(attrs["forward_callable_id"])
     args = [None if x is None else ctx.LoDTensor(x, ctx.input_lod("X", i)) for i, x in enumerate(xs or ())]
-    result = func() if _takes_no_arguments(func) else func(*args)
+    result = func() if no_arguments else func(*args)
     results = list(result) if isinstance(result, (list, tuple)) else [result]
     names = ctx.op.outputs.get("Out") or []
     if len(results) != len(names) and not (not names and results == [None]):
