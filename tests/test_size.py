@@ -80,6 +80,8 @@ before them): to 21,927 with the
 CTC family's last 4.
 resize_trilinear and interpolate (trilinear_interp in ops/image.py, which now resizes any number of spatial axes, and
 the 5-D checks of layers/image.py) raise it by 34, what they came to (21,882 before them): to 21,961.
+interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index / weight tables) raises it by 5, what
+it came to (21,918 before it): to 21,966.
 """
 import ast
 import io
@@ -90,7 +92,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_961
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_966
 
 
 def code_lines(path):

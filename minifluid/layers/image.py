@@ -93,8 +93,6 @@ def _resize_checks(input, resample, align_corners, align_mode, data_format, bicu
                          "'BILINEAR' and 'NEAREST' only support 4-D tensor.")
     if resample == "TRILINEAR" and len(input.shape) != 5:
         raise ValueError("'TRILINEAR'only support 5-D tensor.")
-    if resample == "BICUBIC":
-        raise NotImplementedError("interpolate: resample='BICUBIC' is not supported by minifluid; use 'BILINEAR'")
     if not isinstance(align_corners, bool):
         raise TypeError("Attr align_corners should be a bool value")
     if align_mode not in (0, 1):
@@ -110,7 +108,7 @@ def _resize(input, out_shape, scale, name, resample, actual_shape, align_corners
     _resize_checks(input, resample, align_corners, align_mode, data_format, bicubic)
     if out_shape is None and scale is None:
         raise ValueError("One of out_shape and scale must not be None.")
-    method = _RESAMPLE[resample]
+    method = _RESAMPLE.get(resample, "bicubic")
     helper = LayerHelper(f"{method}_interp", name=name)
     inputs = {"X": [input]}
     attrs = {"out_d": -1, "out_h": -1, "out_w": -1, "interp_method": method, "align_corners": align_corners,
@@ -159,7 +157,8 @@ def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEA
 
 def interpolate(input, out_shape=None, scale=None, name=None, resample="BILINEAR", actual_shape=None,
                 align_corners=True, align_mode=1, data_format="NCHW"):
-    """fluid 1.8's other name of image_resize (its BICUBIC mode is not supported by minifluid)."""
+    """fluid 1.8's other name of image_resize, which also takes resample='BICUBIC' (4-D input: the cubic
+    convolution of 4 x 4 neighbours; align_mode does not apply)."""
     return _resize(input, out_shape, scale, name, resample, actual_shape, align_corners, align_mode, data_format,
                    bicubic=True)
 

@@ -1,5 +1,5 @@
-"""Image ops: bilinear_interp, nearest_interp and trilinear_interp (fluid's resize, align_corners /
-align_mode), pad, pad2d.
+"""Image ops: bilinear_interp, nearest_interp, trilinear_interp and bicubic_interp (fluid's resize,
+align_corners / align_mode), pad, pad2d.
 
 Resizing gathers whole rows and columns (and depth slices) with index arrays, one axis at a time (two
 fancy-index reads and a few multiply-adds over the batch per axis); gradients scatter back with
@@ -35,21 +35,36 @@ def _ratio(in_size, out_size, align_corners):
 
 
 def _linear_taps(in_size, out_size, attrs):
-    """(lower index, upper index, weight of the upper one) per output position, as fluid's bilinear kernel."""
+    """([out, 2] lower / upper indices, [out, 2] their weights) per output position, as fluid's bilinear kernel."""
     ratio = _ratio(in_size, out_size, attrs["align_corners"])
     k = np.arange(out_size, dtype=np.float32)
     half = attrs["align_mode"] == 0 and not attrs["align_corners"]
     src = ratio * (k + np.float32(0.5)) - np.float32(0.5) if half else ratio * k
     lo = np.maximum(src.astype(np.int64), 0)  # C++ int cast: toward zero
-    hi = np.minimum(lo + 1, in_size - 1)
-    weight = (np.maximum(src, 0) if half else src) - lo
-    return lo, hi, weight.astype(np.float64)
+    weight = ((np.maximum(src, 0) if half else src) - lo).astype(np.float64)
+    return np.stack([lo, np.minimum(lo + 1, in_size - 1)], axis=1), np.stack([1 - weight, weight], axis=1)
+
+
+def _cubic_taps(in_size, out_size, attrs, a=-0.75):
+    """([out, 4] indices, [out, 4] weights): the cubic convolution (a = -0.75) of the pixels at floor(src) - 1
+    .. floor(src) + 2, clamped to the image, as fluid's bicubic kernel."""
+    ratio = _ratio(in_size, out_size, attrs["align_corners"])
+    k = np.arange(out_size, dtype=np.float32)
+    src = ratio * k if attrs["align_corners"] else ratio * (k + np.float32(0.5)) - np.float32(0.5)
+    base = np.floor(src)
+    t = (src - base).astype(np.float64)[:, None] + np.array([1.0, 0.0, -1.0, -2.0])  # distances to the 4 pixels
+    t = np.abs(t)
+    weights = np.where(t <= 1, ((a + 2) * t - (a + 3)) * t * t + 1, ((a * t - 5 * a) * t + 8 * a) * t - 4 * a)
+    return np.clip(base.astype(np.int64)[:, None] + np.arange(-1, 3), 0, in_size - 1), weights
 
 
 def _nearest_index(in_size, out_size, attrs):
     ratio = _ratio(in_size, out_size, attrs["align_corners"])
     src = ratio * np.arange(out_size, dtype=np.float32) + (np.float32(0.5) if attrs["align_corners"] else 0)
     return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+_TAPS = {"bilinear": _linear_taps, "trilinear": _linear_taps, "bicubic": _cubic_taps}
 
 
 def _check_rank(attrs, ndim):
@@ -83,7 +98,7 @@ def _interp_plan(attrs, x, out_size):
                          f"{list(out_sizes)}")
     if attrs["interp_method"] == "nearest":
         return axes, [_nearest_index(i, o, attrs) for i, o in zip(in_sizes, out_sizes)]
-    return axes, [_linear_taps(i, o, attrs) for i, o in zip(in_sizes, out_sizes)]
+    return axes, [_TAPS[attrs["interp_method"]](i, o, attrs) for i, o in zip(in_sizes, out_sizes)]
 
 
 def _interp_forward(attrs, x, out_size):
@@ -93,10 +108,8 @@ def _interp_forward(attrs, x, out_size):
         if attrs["interp_method"] == "nearest":
             out = out.take(taps, axis=axis)
             continue
-        lo, hi, w = taps
-        w = _bcast(w, axis, x.ndim).astype(x.dtype)
-        a, b = out.take(lo, axis=axis), out.take(hi, axis=axis)
-        out = a + (b - a) * w
+        index, weights = taps
+        out = sum(out.take(i, axis=axis) * _bcast(w, axis, x.ndim).astype(x.dtype) for i, w in zip(index.T, weights.T))
     return out
 
 
@@ -120,14 +133,14 @@ def _interp_backward(attrs, ins, outs, douts, need):
         if attrs["interp_method"] == "nearest":
             d = _scatter_axis(d, taps, axis, size)
             continue
-        lo, hi, w = taps
-        w = _bcast(w, axis, d.ndim).astype(d.dtype)
-        d = _scatter_axis(d * (1 - w), lo, axis, size) + _scatter_axis(d * w, hi, axis, size)
+        index, weights = taps
+        d = sum(_scatter_axis(d * _bcast(w, axis, d.ndim).astype(d.dtype), i, axis, size)
+                for i, w in zip(index.T, weights.T))
     return d, None
 
 
 for _name, _method in (("bilinear_interp", "bilinear"), ("nearest_interp", "nearest"),
-                       ("trilinear_interp", "trilinear")):
+                       ("trilinear_interp", "trilinear"), ("bicubic_interp", "bicubic")):
     register_op(_name, inputs=("X", "OutSize"), outputs=("Out",), attrs=dict(_INTERP_ATTRS, interp_method=_method),
                 optional=("OutSize",), no_grad_inputs=("OutSize",), infer_shape=_interp_infer)(_interp_forward)
     register_grad(_name)(_interp_backward)

@@ -194,6 +194,8 @@ def test_spatial_transformer_shapes_values_and_training():
 
 
 def test_resize_trilinear_and_interpolate_shapes_values_and_training():
+    """resize_trilinear, interpolate (also BICUBIC: on aligned corners an integer source position reads the
+    pixel itself) and their gradient."""
     vol = rng.randn(2, 3, 2, 3, 4).astype("float32")
     img = rng.randn(2, 3, 4, 4).astype("float32")
     main, startup = fluid.Program(), fluid.Program()
@@ -205,6 +207,7 @@ def test_resize_trilinear_and_interpolate_shapes_values_and_training():
         ndhwc = L.resize_trilinear(L.transpose(v, [0, 2, 3, 4, 1]), out_shape=[3, 5, 7], data_format="NDHWC")
         shape_t = L.resize_trilinear(v, out_shape=L.fill_constant([3], "int32", 4))
         flat = L.interpolate(x, out_shape=[6, 6], align_corners=False)
+        cubic = L.interpolate(x, out_shape=[7, 7], resample="BICUBIC")
         same = L.image_resize(x, out_shape=[6, 6], align_corners=False)
         gain = L.create_parameter([1, 3, 1, 1, 1], "float32", default_initializer=fluid.initializer.Constant(0.5))
         loss = L.mean(L.square(L.resize_trilinear(v * gain, scale=1.5) - 1.0))
@@ -213,12 +216,14 @@ def test_resize_trilinear_and_interpolate_shapes_values_and_training():
                                                                       [-1, 3, 5, 7, 3], [-1, 3, -1, -1, -1]]
     types = [op.type for op in main.global_block().ops]
     assert types.count("trilinear_interp") == 5 and types.count("bilinear_interp") == 2
+    assert types.count("bicubic_interp") == 1 and list(cubic.shape) == [-1, 3, 7, 7]
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
-    got = exe.run(main, feed={"v": vol, "x": img}, fetch_list=[up, by_scale, ndhwc, shape_t, flat, same])
+    got = exe.run(main, feed={"v": vol, "x": img}, fetch_list=[up, by_scale, ndhwc, shape_t, flat, same, cubic])
     assert [g.shape for g in got[:4]] == [(2, 3, 3, 5, 7), (2, 3, 4, 6, 8), (2, 3, 5, 7, 3), (2, 3, 4, 4, 4)]
     np.testing.assert_allclose(got[2], got[0].transpose(0, 2, 3, 4, 1), rtol=1e-6)
     np.testing.assert_array_equal(got[4], got[5])
+    np.testing.assert_allclose(got[6][:, :, ::2, ::2], img, rtol=1e-5, atol=1e-6)  # 4 -> 7: rows 0, 2, 4, 6 are 0..3
     # aligned corners: the 8 corner voxels are the input's, the centre of D is the mean of its two slices
     np.testing.assert_allclose(got[0][:, :, ::2, ::4, ::6], vol[:, :, :, ::2, ::3], rtol=1e-6)
     np.testing.assert_allclose(got[0][:, :, 1, 0, 0], vol[:, :, :, 0, 0].mean(axis=2), rtol=1e-5, atol=1e-6)
@@ -232,8 +237,9 @@ def test_resize_trilinear_and_interpolate_shapes_values_and_training():
     (lambda v: L.unfold(v, [2, 2, 2]), AssertionError, "kernel_sizes should either be an integer or a list of two"),
     (lambda v: L.unfold(v, 2, paddings=[1, 2, 3]), ValueError, "paddings should either be an integer or a list of 2"),
     (lambda v: L.unfold(v, 2, paddings=(1, 1)), ValueError, "Unexpected type of paddings"),
-    (lambda v: L.unfold(v, 7), ValueError, r"filter_size\(7\), dilation\(1\) and stride\(1\), the output size is less than 0, please check again. "
-                                              r"Input_size:4"),
+    (lambda v: L.unfold(v, 7), ValueError,
+     r"filter_size\(7\), dilation\(1\) and stride\(1\), the output size is less than 0, please check again. "
+     r"Input_size:4"),
     (lambda v: L.temporal_shift(v, 2.0), TypeError, "The type of 'seg_num' in temporal_shift must be"),
     (lambda v: L.temporal_shift(v, 2, shift_ratio=0.5), ValueError, r"Attr\(shift_ratio\) should be less than 0.5"),
     (lambda v: L.temporal_shift(v, 4), ValueError, r"dimension\[0\] should be divided exactly by Attr\(seg_num\)"),
@@ -249,7 +255,8 @@ def test_resize_trilinear_and_interpolate_shapes_values_and_training():
      "The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR',  'BICUBIC' or 'NEAREST' currently."),
     (lambda v: L.interpolate(L.unsqueeze(v, [0]), [2, 3]), ValueError,
      "'BILINEAR', 'BICUBIC' and 'NEAREST' only support 4-D tensor."),
-    (lambda v: L.interpolate(v, [2, 3], resample="BICUBIC"), NotImplementedError, "'BICUBIC' is not supported"),
+    (lambda v: L.image_resize(v, [2, 3], resample="BICUBIC"), ValueError,
+     "The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR', or 'NEAREST' currently."),
     (lambda v: L.affine_grid(L.reshape(v, [6, 3, 20]), [6, 3, 4, 5]), ValueError,
      r"The second dimesion of input 'theta' in AffineGridOp should be 2. But received second dimesion=\[3\]"),
     (lambda v: L.affine_grid(L.reshape(v, [60, 2, 3]), 5), ValueError, "The out_shape should be a list, tuple or"),

@@ -199,3 +199,39 @@ case("trilinear_interp", "scale-align_mode1", inputs={"X": normal(1, 1, 2, 3, 2)
 case("trilinear_interp", "NDHWC-OutSize", inputs={"X": normal(1, 2, 3, 2, 3), "OutSize": np.array([3, 4, 2], np.int32)},
      attrs={"data_layout": "NHWC", "out_d": 3, "out_h": 4, "out_w": 2},
      reference=lambda X, OutSize: trilinear_ref(X.transpose(0, 4, 1, 2, 3), (3, 4, 2)).transpose(0, 2, 3, 4, 1))
+
+
+# --- bicubic_interp (ops/image.py) -----------------------------------------------------------------------
+def bicubic_ref(x, oh, ow, align_corners=True):
+    """Pixel by pixel: 4 x 4 neighbours (clamped to the image) weighted by the cubic convolution, a = -0.75."""
+    a = -0.75
+    n, c, h, w = x.shape
+
+    def coeffs(t):
+        near = lambda v: ((a + 2) * v - (a + 3)) * v * v + 1  # noqa: E731  (|v| <= 1)
+        far = lambda v: ((a * v - 5 * a) * v + 8 * a) * v - 4 * a  # noqa: E731  (1 < |v| < 2)
+        return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+    def source(i, o, k):
+        r = np.float32(0) if o <= 1 else (np.float32((i - 1) / (o - 1)) if align_corners else
+                                          np.float32(i) / np.float32(o))
+        s = r * np.float32(k) if align_corners else r * np.float32(k + 0.5) - np.float32(0.5)
+        return int(math.floor(s)), float(s - math.floor(s))
+    out = np.zeros((n, c, oh, ow))
+    for k in range(oh):
+        y, ty = source(h, oh, k)
+        for m in range(ow):
+            xx, tx = source(w, ow, m)
+            for i, cy in enumerate(coeffs(ty)):
+                for j, cx in enumerate(coeffs(tx)):
+                    out[:, :, k, m] += (x[:, :, min(max(y - 1 + i, 0), h - 1), min(max(xx - 1 + j, 0), w - 1)] *
+                                        cy * cx)
+    return out
+
+
+case("bicubic_interp", "up-align_corners", inputs={"X": normal(2, 2, 3, 4)}, attrs={"out_h": 5, "out_w": 7},
+     reference=lambda X: bicubic_ref(X, 5, 7))
+case("bicubic_interp", "down-no-align", inputs={"X": normal(1, 2, 6, 5)},
+     attrs={"out_h": 4, "out_w": 3, "align_corners": False}, reference=lambda X: bicubic_ref(X, 4, 3, False))
+case("bicubic_interp", "NHWC-scale", inputs={"X": normal(1, 3, 3, 2)}, attrs={"scale": 1.5, "data_layout": "NHWC"},
+     reference=lambda X: bicubic_ref(X.transpose(0, 3, 1, 2), 4, 4).transpose(0, 2, 3, 1))
