@@ -295,7 +295,7 @@ def _synth_conll05(root, n, rng, word_dim=32):
     tags = ['A0', 'A1', 'A2', 'A3', 'A4', 'AM-TMP', 'AM-LOC', 'AM-MNR', 'AM-ADV', 'AM-NEG', 'V']
     zipf = Zipf(len(vocab), rng)
     words, props = [], []
-    for sentence in sentences(vocab, zipf, n(2416, 60), 23, rng):  # SRL book test: batch 10 is reached
+    for sentence in sentences(vocab, zipf, n(2416, 200), 23, rng):  # SRL book test: checks at batches 10-30
         tokens = sentence.split()
         while len(tokens) < 4:
             tokens.append(vocab[0])
