@@ -241,16 +241,11 @@ class Geometry:
         ``matrix`` the chunk's channels-first im2col matrix [C*kh*kw, (hi - lo)*OH*OW] (rows in the filter's
         (c, i, j) order) in a scratch buffer (NOTE [ Channels-first im2col for few channels ])."""
         n, c, h, w = x.shape
-        (t, b), (l, r) = self.widths((h, w))
         (kh, kw), (oh, ow) = self.k, self.out
 
-        def chunk(lo, hi):
-            src = x[lo:hi]
-            if t or b or l or r:
-                src = scratch(role + "-pad", (hi - lo, c, h + t + b, w + l + r), x.dtype)
-                src[:, :, :t] = src[:, :, t + h:] = 0
-                src[:, :, t:t + h, :l] = src[:, :, t:t + h, l + w:] = 0
-                src[:, :, t:t + h, l:l + w] = x[lo:hi]
+        def chunk(lo, hi):  # each plane padded as a one-channel NHWC image
+            src = self.padded(x[lo:hi].reshape(-1, h, w, 1), role=role + "-pad")
+            src = src.reshape((hi - lo, c) + src.shape[1:3])
             st = src.strides
             view = _strided(src, (c, kh, kw, hi - lo, oh, ow),
                             (st[1], st[2] * self.d[0], st[3] * self.d[1], st[0], st[2] * self.s[0], st[3] * self.s[1]))
