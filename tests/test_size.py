@@ -92,6 +92,8 @@ multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detectio
 detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
 contrib's multiclass_nms2 2)
 raise it by 577, what they came to (22,384 before them): to 22,961.
+box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers 10) raise it by 59, what they
+came to (22,961 before them): to 23,020.
 """
 import ast
 import io
@@ -102,7 +104,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_961
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_020
 
 
 def code_lines(path):

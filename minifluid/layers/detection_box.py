@@ -1,11 +1,13 @@
 """Box layers of SSD-style detection (fluid 1.8's signatures, defaults and argument errors): the prior and anchor
-generators, box_coder, iou_similarity and box_clip (ops in ops/detection_box.py)."""
+generators, box_coder, iou_similarity, box_clip, box_decoder_and_assign and polygon_box_transform (ops in
+ops/detection_box.py)."""
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_type
 from .helper import LayerHelper
 
-__all__ = ["anchor_generator", "box_clip", "box_coder", "density_prior_box", "iou_similarity", "prior_box"]
+__all__ = ["anchor_generator", "box_clip", "box_coder", "box_decoder_and_assign", "density_prior_box", "iou_similarity",
+           "polygon_box_transform", "prior_box"]
 
 _FLOATS = ("float32", "float64")
 
@@ -123,3 +125,22 @@ def box_clip(input, im_info, name=None):
     return _append("box_clip", {"Input": [input], "ImInfo": [im_info]}, ("Output",), {}, name)[0]
 
 
+
+
+def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip, name=None):
+    """Decode per-class deltas ``target_box`` [N, C * 4] of RoIs ``prior_box`` [N, 4] (pixel boxes; variances
+    ``prior_box_var`` [4]; the log-size deltas clipped at ``box_clip``) into ``decode_box`` [N, C * 4], and give
+    each RoI the decoded box of its best-scoring class other than 0 (``box_score`` [N, C]) as
+    ``output_assign_box`` [N, 4] (its prior box when there is none)."""
+    check_variable_and_dtype(prior_box, "prior_box", _FLOATS, "box_decoder_and_assign")
+    check_variable_and_dtype(target_box, "target_box", _FLOATS, "box_decoder_and_assign")
+    return tuple(_append("box_decoder_and_assign", {"PriorBox": [prior_box], "PriorBoxVar": [prior_box_var],
+                                                     "TargetBox": [target_box], "BoxScore": [box_score]},
+                         ("DecodeBox", "OutputAssignBox"), {"box_clip": float(box_clip)}, name))
+
+
+def polygon_box_transform(input, name=None):
+    """EAST's geometry map [N, 2k, H, W] of offsets into coordinates: channel 2i holds ``4 * w - input`` and
+    channel 2i + 1 ``4 * h - input`` at cell (h, w)."""
+    check_variable_and_dtype(input, "input", _FLOATS, "polygon_box_transform")
+    return _append("polygon_box_transform", {"Input": [input]}, ("Output",), {}, name)[0]

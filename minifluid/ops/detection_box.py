@@ -364,3 +364,62 @@ def _box_clip(ctx, attrs, boxes, im_info):
         raise ValueError(f"box_clip: Input(Input) {list(boxes.shape)} has no LoD telling which of the "
                          f"{len(im_info)} images of Input(ImInfo) each box belongs to")
     return clip_to_images(rows, im_info, image).reshape(boxes.shape)
+
+
+# --- box_decoder_and_assign: per-class decoding of RoI deltas, and the box of each RoI's best class -------
+def _bda_infer(attrs, prior, prior_var, target, score):
+    for slot, v, rank in (("PriorBox", prior, 2), ("PriorBoxVar", prior_var, 1), ("TargetBox", target, 2),
+                          ("BoxScore", score, 2)):
+        if len(v.shape) != rank:
+            raise ValueError(f"The rank of Input of {slot} must be {rank}, but received shape {list(v.shape)}.")
+    if prior.shape[1] not in (4, -1) or prior_var.shape[0] not in (4, -1):
+        raise ValueError(f"The shape of PriorBox is [N, 4] and of PriorBoxVar [4], but received "
+                         f"{list(prior.shape)} and {list(prior_var.shape)}.")
+    dims = (prior.shape[0], target.shape[0], score.shape[0])
+    if all(_known(d) for d in dims) and len(set(dims)) != 1:
+        raise ValueError(f"The first dim of prior_box, target_box and box_score is roi nums and should be same, but "
+                         f"received PriorBox {list(prior.shape)}, TargetBox {list(target.shape)}, BoxScore "
+                         f"{list(score.shape)}.")
+    if _known(target.shape[1]) and _known(score.shape[1]) and target.shape[1] != score.shape[1] * 4:
+        raise ValueError(f"The shape of target_box is [N, classnum * 4], The shape of box_score is [N, classnum], "
+                         f"but received TargetBox {list(target.shape)} and BoxScore {list(score.shape)}.")
+    return (tuple(target.shape), prior.dtype), (tuple(prior.shape), prior.dtype)
+
+
+@register_op("box_decoder_and_assign", inputs=("PriorBox", "PriorBoxVar", "TargetBox", "BoxScore"),
+             outputs=("DecodeBox", "OutputAssignBox"), attrs={"box_clip": 4.135}, infer_shape=_bda_infer,
+             share_lod={"DecodeBox": "TargetBox", "OutputAssignBox": "PriorBox"}, no_gradient=True)
+def _box_decoder_and_assign(attrs, prior, prior_var, target, score):
+    _bda_infer(attrs, prior, prior_var, target, score)
+    deltas = target.reshape(len(target), -1, 4)
+    px, py, pw, ph = (v[:, None] for v in center_size(prior, normalized=False))
+    cx, cy = prior_var[0] * deltas[..., 0] * pw + px, prior_var[1] * deltas[..., 1] * ph + py
+    clip = prior.dtype.type(attrs["box_clip"])
+    w = np.exp(np.minimum(prior_var[2] * deltas[..., 2], clip)) * pw
+    h = np.exp(np.minimum(prior_var[3] * deltas[..., 3], clip)) * ph
+    decoded = np.stack([cx - w / 2, cy - h / 2, cx + w / 2 - 1, cy + h / 2 - 1], -1).astype(prior.dtype, copy=False)
+    fg = score[:, 1:]  # the best class other than 0, when its score is above -1
+    best = fg.argmax(axis=1) + 1 if fg.shape[1] else np.zeros(len(score), np.int64)
+    has = fg.shape[1] > 0 and (np.take_along_axis(score, best[:, None], axis=1)[:, 0] > -1)
+    assigned = np.where(np.reshape(has, (-1, 1)), decoded[np.arange(len(score)), best], prior)
+    return decoded.reshape(target.shape), assigned.astype(prior.dtype, copy=False)
+
+
+# --- polygon_box_transform: EAST's geometry map offsets into absolute coordinates (4-pixel cells) --------
+def _polygon_infer(attrs, x):
+    if len(x.shape) != 4:
+        raise ValueError(f"input's rank must be 4. But received: Input rank is [{len(x.shape)}]")
+    if _known(x.shape[1]) and x.shape[1] % 2:
+        raise ValueError(f"input's second dimension must be even. But received: Input 2nd dimension is "
+                         f"[{x.shape[1]}]")
+    return tuple(x.shape), x.dtype
+
+
+@register_op("polygon_box_transform", inputs=("Input",), outputs=("Output",), infer_shape=_polygon_infer,
+             no_gradient=True)
+def _polygon_box_transform(attrs, x):
+    _polygon_infer(attrs, x)
+    out = np.empty_like(x)
+    out[:, 0::2] = np.arange(x.shape[3], dtype=x.dtype) * 4 - x[:, 0::2]  # x channels: 4 * column - offset
+    out[:, 1::2] = (np.arange(x.shape[2], dtype=x.dtype) * 4)[:, None] - x[:, 1::2]  # y channels: 4 * row - offset
+    return out

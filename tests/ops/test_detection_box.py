@@ -60,7 +60,11 @@ def test_signatures_are_fluids_and_both_namespaces_have_them():
         ("box_normalized", True), ("name", None), ("axis", 0)]
     assert _signature(L.iou_similarity) == [("x", E), ("y", E), ("box_normalized", True), ("name", None)]
     assert _signature(L.box_clip) == [("input", E), ("im_info", E), ("name", None)]
-    for name in ("prior_box", "density_prior_box", "anchor_generator", "box_coder", "iou_similarity", "box_clip"):
+    assert _signature(L.box_decoder_and_assign) == [("prior_box", E), ("prior_box_var", E), ("target_box", E),
+                                                    ("box_score", E), ("box_clip", E), ("name", None)]
+    assert _signature(L.polygon_box_transform) == [("input", E), ("name", None)]
+    for name in ("prior_box", "density_prior_box", "anchor_generator", "box_coder", "iou_similarity", "box_clip",
+                 "box_decoder_and_assign", "polygon_box_transform"):
         assert getattr(L.detection, name) is getattr(L, name) and name in L.__all__
 
 
@@ -308,3 +312,48 @@ def test_box_clip_per_image_of_the_lod_and_batched():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         with pytest.raises(ValueError, match=r"last dimension of Input\(ImInfo\) of BoxClipOp must be 3"):
             L.box_clip(fluid.data("b", [None, 4]), fluid.data("info", [None, 2]))
+
+
+# --- box_decoder_and_assign, polygon_box_transform ------------------------------------------------------
+def test_box_decoder_and_assign_against_the_reference():
+    n, c = 5, 3
+    prior = rand_boxes(n, 40)
+    var = np.array([0.1, 0.1, 0.2, 0.2], "float32")
+    deltas = (rng.randn(n, c * 4) * 3).astype("float32")
+    scores = rng.rand(n, c).astype("float32")
+    scores[3, 1:] = -2  # no class above -1 besides the background: the RoI keeps its prior box
+
+    def build():
+        p, t = fluid.data("p", [None, 4], lod_level=1), fluid.data("t", [None, c * 4], lod_level=1)
+        return L.box_decoder_and_assign(p, fluid.data("v", [4]), t, fluid.data("s", [None, c]), 2.0)
+    feed = {"p": fluid.create_lod_tensor(prior, [[2, 3]], PLACE), "v": var, "s": scores,
+            "t": fluid.create_lod_tensor(deltas, [[2, 3]], PLACE)}
+    (decoded_v, _), (decoded, assigned) = run(build, feed, return_numpy=False)
+    want = np.zeros((n, c, 4))
+    for i in range(n):
+        pw, ph = prior[i, 2] - prior[i, 0] + 1, prior[i, 3] - prior[i, 1] + 1
+        for j in range(c):
+            d = deltas[i, 4 * j:4 * j + 4]
+            cx, cy = var[0] * d[0] * pw + prior[i, 0] + pw / 2, var[1] * d[1] * ph + prior[i, 1] + ph / 2
+            w, h = math.exp(min(var[2] * d[2], 2.0)) * pw, math.exp(min(var[3] * d[3], 2.0)) * ph
+            want[i, j] = [cx - w / 2, cy - h / 2, cx + w / 2 - 1, cy + h / 2 - 1]
+    np.testing.assert_allclose(np.asarray(decoded), want.reshape(n, -1), rtol=1e-5, atol=1e-4)
+    best = [1 + int(np.argmax(scores[i, 1:])) for i in range(n)]
+    want_assigned = [prior[i] if i == 3 else want[i, best[i]] for i in range(n)]
+    np.testing.assert_allclose(np.asarray(assigned), want_assigned, rtol=1e-5, atol=1e-4)
+    assert decoded.recursive_sequence_lengths() == [[2, 3]] == assigned.recursive_sequence_lengths()
+    assert list(decoded_v.shape) == [-1, c * 4]
+
+
+def test_polygon_box_transform_against_the_reference():
+    x = rng.randn(2, 4, 3, 5).astype("float32")
+    (out_v,), (got,) = run(lambda: L.polygon_box_transform(fluid.data("x", [None, 4, 3, 5])), {"x": x})
+    want = np.empty_like(x)
+    for n, ch, h, w in np.ndindex(*x.shape):
+        want[n, ch, h, w] = (4 * w if ch % 2 == 0 else 4 * h) - x[n, ch, h, w]
+    np.testing.assert_array_equal(got, want)
+    assert list(out_v.shape) == [-1, 4, 3, 5]
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(ValueError, match=r"input's second dimension must be even. But received: Input 2nd "
+                                             r"dimension is \[3\]"):
+            L.polygon_box_transform(fluid.data("odd", [None, 3, 3, 5]))
