@@ -93,7 +93,8 @@ detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and 
 contrib's multiclass_nms2 2)
 raise it by 577, what they came to (22,384 before them): to 22,961.
 box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers 10) raise it by 59, what they
-came to (22,961 before them): to 23,020.
+came to (22,961 before them): to 23,020. Greedy NMS run over every image and class at once, with its top-k by one
+partition (ops/detection_nms.py), raises it by 16, what that came to: to 23,036.
 """
 import ast
 import io
@@ -104,7 +105,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_020
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_036
 
 
 def code_lines(path):

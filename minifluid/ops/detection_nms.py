@@ -3,9 +3,10 @@ locality_aware_nms, each giving the detections of every image as one LoD sequenc
 [label, score, xmin, ymin, xmax, ymax] (and, where fluid has it, their Index into the flattened input boxes).
 
 Greedy NMS is sequential by nature (whether a box survives depends on which boxes survived before it, and with
-nms_eta < 1 on how many), so multiclass_nms loops per image, per class and per kept box; each step compares the
-kept box with every candidate of its class in one vectorised IoU and drops all it suppresses at once. Matrix NMS
-has no such chain: it runs every image and class at once, in chunks of [rows, K, K] IoU matrices.
+nms_eta < 1 on how many), so it loops per kept box, but over every (image, class) row at once: each step keeps the
+next survivor of every row and compares it with all candidates of its row in one vectorised IoU, so a batch costs
+as many steps as the most boxes one class of one image keeps. Matrix NMS has no such chain: it runs every image
+and class at once, in chunks of [rows, K, K] IoU matrices. The nms_top_k candidates come from one partition.
 locality_aware_nms first merges runs of consecutive overlapping boxes, a chain over the boxes in input order
 (each merge moves the box the next one is compared with), so that pass loops over the boxes of an image.
 Rotated / polygon boxes (8 to 32 coordinates) are not supported: the ops say so.
@@ -13,44 +14,75 @@ Rotated / polygon boxes (8 to 32 coordinates) are not supported: the ops say so.
 import numpy as np
 
 from .registry import register_op
-from .sequence import lod_offsets
+from .sequence import lod_offsets, row_segments
 
 _CHUNK = 1 << 20  # matrix_nms: IoU entries per chunk of (image, class) rows
 
 
-def overlap(a, b, normalized):
-    """fluid's Jaccard overlap of [..., 4] boxes ``a`` and ``b`` (broadcast): 0 for disjoint boxes, a box with
-    xmax < xmin or ymax < ymin has no area, unnormalized boxes count their pixels inclusively."""
+def box_area(x, normalized):
+    """Areas of [..., 4] boxes as fluid's NMS counts them: 0 for xmax < xmin or ymax < ymin, pixels inclusive
+    when not ``normalized``."""
     one = 0.0 if normalized else 1.0
+    bad = (x[..., 2] < x[..., 0]) | (x[..., 3] < x[..., 1])
+    return np.where(bad, 0.0, (x[..., 2] - x[..., 0] + one) * (x[..., 3] - x[..., 1] + one)).astype(x.dtype)
 
-    def area(x):
-        bad = (x[..., 2] < x[..., 0]) | (x[..., 3] < x[..., 1])
-        return np.where(bad, 0.0, (x[..., 2] - x[..., 0] + one) * (x[..., 3] - x[..., 1] + one))
+
+def overlap(a, b, normalized, area_a=None, area_b=None):
+    """fluid's Jaccard overlap of [..., 4] boxes ``a`` and ``b`` (broadcast; their ``box_area`` may be given):
+    0 for disjoint boxes."""
+    one = 0.0 if normalized else 1.0
+    area_a = box_area(a, normalized) if area_a is None else area_a
+    area_b = box_area(b, normalized) if area_b is None else area_b
     disjoint = (b[..., 0] > a[..., 2]) | (b[..., 2] < a[..., 0]) | (b[..., 1] > a[..., 3]) | (b[..., 3] < a[..., 1])
     inter = ((np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]) + one)
              * (np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]) + one))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(disjoint, 0.0, inter / (area(a) + area(b) - inter))
+        return np.where(disjoint, 0.0, inter / (area_a + area_b - inter)).astype(inter.dtype, copy=False)
 
 
-def greedy_nms(boxes, threshold, eta, normalized):
-    """Positions kept by greedy NMS of ``boxes`` [K, 4] taken in order (best first): a box survives when its
-    overlap with every box kept before it is at most the threshold, which shrinks by ``eta`` after each keep
-    while above 0.5."""
-    alive, kept, pos = np.ones(len(boxes), bool), [], 0
-    while pos < len(boxes):
-        i = pos + int(alive[pos:].argmax())
-        if not alive[i]:
-            break
-        row = overlap(boxes[i], boxes, normalized)
-        pos = i + 1
-        if eta < 1 and kept and not (row[kept] <= threshold).all():
-            continue  # a lowered threshold: an earlier keep may now suppress it
-        kept.append(i)
-        alive &= row <= threshold
-        if eta < 1 and threshold > 0.5:
-            threshold *= eta
-    return np.asarray(kept, np.int64)
+def greedy_nms(boxes, valid, threshold, eta, normalized):
+    """Greedy NMS of R independent rows of K candidates taken in order (best first), all rows at once: a candidate
+    is kept when its overlap with every box kept before it in its row is at most the row's threshold, which
+    shrinks by ``eta`` after each keep while above 0.5. ``boxes`` [R, K, 4], ``valid`` [R, K]; returns the kept
+    mask [R, K]. Each step keeps the next survivor of every row, so the steps are as many as the most boxes one
+    row keeps."""
+    r, k = valid.shape
+    dtype = boxes.dtype.type
+    kept = np.zeros((r, k), bool)
+    if not k:
+        return kept
+    worst = np.zeros((r, k), boxes.dtype)  # each candidate's largest overlap with the boxes kept in its row
+    thresholds = np.full(r, threshold, boxes.dtype)
+    nxt = np.zeros(r, np.int64)  # the first candidate of each row not yet decided
+    areas = box_area(boxes, normalized)
+    rows, positions = np.arange(r), np.arange(k)
+    while len(rows):
+        ok = valid[rows] & (worst[rows] <= thresholds[rows, None]) & (positions >= nxt[rows, None])
+        j = ok.argmax(axis=1)
+        found = ok[np.arange(len(rows)), j]
+        rows, j = rows[found], j[found]  # a row with no survivor left is done
+        kept[rows, j] = True
+        nxt[rows] = j + 1
+        ov = overlap(boxes[rows, j][:, None], boxes[rows], normalized, areas[rows, j][:, None], areas[rows])
+        worst[rows] = np.maximum(worst[rows], ov)
+        if eta < 1:
+            t = thresholds[rows]
+            thresholds[rows] = np.where(t > 0.5, t * dtype(eta), t)
+    return kept
+
+
+def best_first(scores, k):
+    """Indices [..., min(k, M)] of the k best of ``scores`` [..., M] along the last axis, best first, ties in index
+    order: the head of a stable descending sort, found by one partition (k < 0: all)."""
+    m = scores.shape[-1]
+    if k < 0 or k >= m:
+        return np.argsort(-scores, axis=-1, kind="stable")
+    neg = -scores
+    kth = np.partition(neg, k - 1, axis=-1)[..., k - 1:k]
+    better, tie = neg < kth, neg == kth
+    take = better | (tie & (np.cumsum(tie, axis=-1) <= k - better.sum(-1, keepdims=True)))  # first ties by index
+    idx = np.nonzero(take)[-1].reshape(scores.shape[:-1] + (k,))
+    return np.take_along_axis(idx, np.argsort(np.take_along_axis(neg, idx, -1), axis=-1, kind="stable"), -1)
 
 
 def _check_box_size(op, boxes):
@@ -86,63 +118,72 @@ def _nms_infer(attrs, boxes, scores):
     return ((-1, width), boxes.dtype), ((-1, 1), "int32")
 
 
-def _multiclass_image(attrs, boxes, scores):
-    """One image: boxes [C, M, 4] (per class), scores [C, M]. Returns (label, box index) of the kept detections
-    in output order: by label, then best first (by box index for per-class boxes)."""
-    c, m = scores.shape
-    order = np.argsort(-scores, axis=1, kind="stable")
-    ranked = np.take_along_axis(scores, order, axis=1)
+def _per_image(ctx, boxes, scores):
+    """Scores [N, C, M'] and boxes [N, 1 or C, M', 4] per image (M' the most boxes of an image; the padding scores
+    -inf), and each image's first row in the input: [N, M, 4] boxes shared by the classes of [N, C, M] scores, or
+    LoD boxes [M, C, 4] per class with scores [M, C]."""
+    if scores.ndim == 3:
+        return scores, boxes[:, None], np.arange(scores.shape[0]) * scores.shape[2]
+    lod = ctx.input_lod("BBoxes")
+    if not lod:
+        raise ValueError("multiclass_nms: Input(BBoxes) [M, C, 4] with 2-D Input(Scores) needs a LoD giving the "
+                         "boxes of each image")
+    lengths = np.asarray(lod[-1], np.int64)
+    seq, pos, offsets = row_segments(lengths)
+    n, c, width = len(lengths), scores.shape[1], int(lengths.max(initial=0))
+    padded_scores = np.full((n, width, c), -np.inf, scores.dtype)
+    padded_scores[seq, pos] = scores
+    padded_boxes = np.zeros((n, width, c, 4), boxes.dtype)
+    padded_boxes[seq, pos] = boxes
+    return padded_scores.transpose(0, 2, 1), padded_boxes.transpose(0, 2, 1, 3), offsets[:-1]
+
+
+def _multiclass_select(attrs, scores, boxes):
+    """(image, label, box index) of the detections kept in [N, C, M] ``scores`` over ``boxes`` [N, 1 or C, M, 4],
+    ordered by image, then label, then best first."""
+    n, c, m = scores.shape
+    order = best_first(scores, attrs["nms_top_k"])
+    ranked = np.take_along_axis(scores, order, axis=2)
     valid = ranked > attrs["score_threshold"]
-    if attrs["nms_top_k"] > -1:
-        valid[:, attrs["nms_top_k"]:] = False
     if 0 <= attrs["background_label"] < c:
-        valid[attrs["background_label"]] = False
-    cls, rank = np.nonzero(valid)  # row-major: by class, best first inside each
-    idx = order[cls, rank]
-    starts = lod_offsets(np.bincount(cls, minlength=c))
-    kept = [s + greedy_nms(boxes[k, idx[s:e]], attrs["nms_threshold"], attrs["nms_eta"], attrs["normalized"])
-            for k, (s, e) in enumerate(zip(starts[:-1], starts[1:])) if e > s]
-    kept = np.concatenate(kept) if kept else np.zeros(0, np.int64)
-    if -1 < attrs["keep_top_k"] < len(kept):  # the best keep_top_k over all classes (ties: lower label first)
-        best = np.lexsort((idx[kept], cls[kept], -scores[cls[kept], idx[kept]]))
-        kept = np.sort(kept[best[:attrs["keep_top_k"]]])
-    return cls[kept], idx[kept]
+        valid[:, attrs["background_label"]] = False
+    image = np.arange(n)[:, None, None]
+    cand = boxes[image, np.arange(c)[:, None] if boxes.shape[1] > 1 else 0, order]  # [N, C, K, 4]
+    kept = greedy_nms(cand.reshape(n * c, -1, 4), valid.reshape(n * c, -1), attrs["nms_threshold"],
+                      attrs["nms_eta"], attrs["normalized"]).reshape(valid.shape)
+    img, cls, rank = np.nonzero(kept)
+    idx, score = order[img, cls, rank], ranked[img, cls, rank]
+    if attrs["keep_top_k"] > -1:  # per image the best keep_top_k over all classes (ties: lower label first)
+        best = np.lexsort((idx, cls, -score, img))
+        place = np.empty(len(best), np.int64)
+        place[best] = np.arange(len(best)) - lod_offsets(np.bincount(img, minlength=n))[img[best]]
+        keep = place < attrs["keep_top_k"]
+        img, cls, idx = img[keep], cls[keep], idx[keep]
+    return img, cls, idx
 
 
 def _multiclass_nms(ctx, attrs, boxes, scores, with_index):
     _nms_infer(attrs, boxes, scores)
     _check_box_size("multiclass_nms", boxes)
-    if scores.ndim == 3:  # [N, M, 4] boxes shared by the classes of [N, C, M] scores
-        images = [(boxes[i][None], scores[i], i * scores.shape[2]) for i in range(scores.shape[0])]
-    else:  # LoD: image i is rows lod[i] of [M, C, 4] boxes and [M, C] scores
-        lod = ctx.input_lod("BBoxes")
-        if not lod:
-            raise ValueError("multiclass_nms: Input(BBoxes) [M, C, 4] with 2-D Input(Scores) needs a LoD giving "
-                             "the boxes of each image")
-        offsets = lod_offsets(lod[-1])
-        images = [(boxes[s:e].transpose(1, 0, 2), scores[s:e].T, s) for s, e in zip(offsets[:-1], offsets[1:])]
-    rows, index, counts = [], [], []
-    for per_class_boxes, image_scores, start in images:  # NMS is per image and class (module docstring)
-        cls, idx = _multiclass_image(attrs, np.broadcast_to(per_class_boxes, image_scores.shape + (4,)),
-                                     image_scores)
-        if scores.ndim == 2:
-            order = np.lexsort((idx, cls))
-            cls, idx = cls[order], idx[order]
-            index.append((start + idx) * scores.shape[1] + cls)
-        else:
-            index.append(start + idx)
-        box = per_class_boxes[cls if per_class_boxes.shape[0] > 1 else 0, idx]
-        rows.append(np.concatenate([cls[:, None], image_scores[cls, idx][:, None], box], 1).astype(boxes.dtype))
-        counts.append(len(cls))
+    per_image, per_image_boxes, starts = _per_image(ctx, boxes, scores)
+    img, cls, idx = _multiclass_select(attrs, per_image, per_image_boxes)
+    if scores.ndim == 2:  # fluid lists the detections of LoD boxes in box order within each label
+        order = np.lexsort((idx, cls, img))
+        img, cls, idx = img[order], cls[order], idx[order]
+        index = (starts[img] + idx) * scores.shape[1] + cls
+    else:
+        index = starts[img] + idx
+    counts = np.bincount(img, minlength=len(starts)).tolist()
     if sum(counts) == 0 and not with_index:  # fluid's "no detection" marker: one row holding -1
         ctx.set_output_lod("Out", [[1]])
         return np.full((1, 1), -1, boxes.dtype), None
+    box = per_image_boxes[img, cls if per_image_boxes.shape[1] > 1 else 0, idx]
+    out = np.concatenate([cls[:, None], per_image[img, cls, idx][:, None], box], 1).astype(boxes.dtype)
     ctx.set_output_lod("Out", [counts])
-    out = np.concatenate(rows) if rows else np.zeros((0, boxes.shape[-1] + 2), boxes.dtype)
     if not with_index:
         return out, None
     ctx.set_output_lod("Index", [counts])
-    return out, (np.concatenate(index) if index else np.zeros(0, np.int64)).astype(np.int32).reshape(-1, 1)
+    return out, index.astype(np.int32).reshape(-1, 1)
 
 
 _NMS_ATTRS = {"background_label": 0, "score_threshold": 0.0, "nms_top_k": -1, "nms_threshold": 0.3, "nms_eta": 1.0,
@@ -201,13 +242,12 @@ def _matrix_nms(ctx, attrs, boxes, scores):
     n, c, m = scores.shape
     classes = np.array([k for k in range(c) if k != attrs["background_label"]], np.int64)
     flat = scores[:, classes].reshape(-1, m)  # one row per (image, class)
-    order = np.argsort(-flat, axis=1, kind="stable")
-    k = m if attrs["nms_top_k"] <= -1 else min(attrs["nms_top_k"], m)
-    order = order[:, :k]
+    order = best_first(flat, attrs["nms_top_k"])
+    k = order.shape[1]
     ranked = np.take_along_axis(flat, order, axis=1)
     valid = ranked > attrs["score_threshold"]
     image = np.repeat(np.arange(n), len(classes))
-    decayed = np.zeros(ranked.shape, np.float64)
+    decayed = np.zeros(ranked.shape, scores.dtype)
     step = max(1, _CHUNK // max(k * k, 1))
     for s in range(0, len(flat), step):  # bounded memory: [step, K, K] IoUs at a time
         cand = boxes[image[s:s + step, None], order[s:s + step]]
@@ -241,7 +281,7 @@ def merge_runs(boxes, scores, threshold, normalized):
     """locality-aware merging, in input order: a box overlapping the current one by more than ``threshold`` is
     folded into it (coordinates weighted by score, scores summed); otherwise it becomes the current one.
     Returns (merged boxes, merged scores, mask of the boxes that ended a run)."""
-    boxes, scores = boxes.astype(np.float64), scores.astype(np.float64)
+    boxes, scores = boxes.copy(), scores.copy()
     last = np.zeros(len(boxes), bool)
     cur = -1
     for i in range(len(boxes)):  # each comparison needs the box the previous merges made (module docstring)
@@ -263,23 +303,14 @@ def merge_runs(boxes, scores, threshold, normalized):
 def _locality_aware_nms(ctx, attrs, boxes, scores):
     _locality_infer(attrs, boxes, scores)
     _check_box_size("locality_aware_nms", boxes)
-    rows, counts = [], []
+    merged, merged_scores = np.empty_like(boxes), np.empty(scores.shape, scores.dtype)
     for i in range(scores.shape[0]):  # the merging pass is a chain per image (module docstring)
-        if attrs["background_label"] == 0:
-            counts.append(0)
-            continue
-        merged, merged_scores, ends = merge_runs(boxes[i], scores[i, 0], attrs["nms_threshold"], attrs["normalized"])
-        cand = np.flatnonzero(ends & (merged_scores > attrs["score_threshold"]))
-        cand = cand[np.argsort(-merged_scores[cand], kind="stable")]
-        if attrs["nms_top_k"] > -1:
-            cand = cand[:attrs["nms_top_k"]]
-        kept = cand[greedy_nms(merged[cand], attrs["nms_threshold"], attrs["nms_eta"], attrs["normalized"])]
-        if attrs["keep_top_k"] > -1:
-            kept = kept[:attrs["keep_top_k"]]
-        rows.append(np.concatenate([np.zeros((len(kept), 1)), merged_scores[kept, None], merged[kept]], 1))
-        counts.append(len(kept))
-    if sum(counts) == 0:
+        merged[i], runs, ends = merge_runs(boxes[i], scores[i, 0], attrs["nms_threshold"], attrs["normalized"])
+        merged_scores[i, 0] = np.where(ends, runs, -np.inf)  # only the box that ended a run is a candidate
+    img, _, idx = _multiclass_select(attrs, merged_scores, merged[:, None])
+    if not len(img):
         ctx.set_output_lod("Out", [[1]])
         return np.full((1, 1), -1, boxes.dtype)
-    ctx.set_output_lod("Out", [counts])
-    return np.concatenate(rows).astype(boxes.dtype)
+    ctx.set_output_lod("Out", [np.bincount(img, minlength=scores.shape[0]).tolist()])
+    return np.concatenate([np.zeros((len(img), 1)), merged_scores[img, 0, idx][:, None], merged[img, idx]],
+                          1).astype(boxes.dtype)

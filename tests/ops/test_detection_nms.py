@@ -182,13 +182,16 @@ def nms_ref(boxes, scores, score_threshold, nms_top_k, keep_top_k, nms_threshold
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(nms_eta=0.7, nms_threshold=0.8), dict(keep_top_k=-1, nms_top_k=-1),
-                                dict(normalized=False, nms_threshold=0.1), dict(background_label=-1)])
+                                dict(normalized=False, nms_threshold=0.1), dict(background_label=-1),
+                                dict(ties=True, nms_top_k=7, keep_top_k=9)])
 def test_multiclass_nms_against_the_reference(kw):
     full = dict(score_threshold=0.3, nms_top_k=20, keep_top_k=12, nms_threshold=0.3, normalized=True, nms_eta=1.0,
                 background_label=0)
     full.update(kw)
     n, m, c = 3, 30, 4
     boxes, scores = rand_boxes(n, m), rng.rand(n, c, m).astype("float32")
+    if full.pop("ties", False):  # equal scores: the top-k cut and keep_top_k take them in box, then label, order
+        scores = np.round(scores * 4).astype("float32") / 4
 
     def build():
         b, s = fluid.data("b", [None, m, 4]), fluid.data("s", [None, c, m])
