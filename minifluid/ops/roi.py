@@ -95,6 +95,20 @@ def _ragged_groups(counts, channels):
             yield items, np.where(valid, k, 0), valid
 
 
+def gather_transpose(rows, src, weights, values, n_rows):
+    """[n_rows, C]: row r is the sum of ``weights[e] * values[src[e]]`` over the entries e with ``rows[e] == r``.
+    Entries are sorted by row and each row gathers its entries, rows grouped by how many they have (NOTE
+    [ ROI pooling as windows ]: no scatter-add)."""
+    order = np.argsort(rows, kind="stable")
+    rows, src, weights = rows[order], src[order], weights[order].astype(values.dtype)
+    targets, first, counts = np.unique(rows, return_index=True, return_counts=True)
+    out = np.zeros((n_rows, values.shape[1]), values.dtype)
+    for items, k, valid in _ragged_groups(counts, values.shape[1]):
+        at = first[items, None] + k
+        out[targets[items]] = np.matmul((weights[at] * valid)[:, None, :], values[src[at]])[:, 0]
+    return out
+
+
 class _Windows:
     """Every bin (r, ph, pw) of every ROI with its window: rows sy..sy+ly (sy, ly [R, PH]) by columns sx..sx+lx
     (sx, lx [R, PW]) of input plane ``planes`` [R, PH, PW] (NOTE [ ROI pooling as windows ])."""
@@ -128,14 +142,7 @@ class _Windows:
         rows, bins, wts = (np.concatenate([p[i].reshape(-1) for p in parts]) if parts else np.zeros(0, np.int64)
                            for i in range(3))
         keep = rows < n_rows
-        order = np.argsort(rows[keep], kind="stable")
-        rows, bins, wts = rows[keep][order], bins[keep][order], wts[keep][order].astype(dbins.dtype)
-        pixels, first, counts = np.unique(rows, return_index=True, return_counts=True)
-        out = np.zeros((n_rows, dbins.shape[1]), dbins.dtype)
-        for items, k, valid in _ragged_groups(counts, dbins.shape[1]):
-            at = first[items, None] + k
-            out[pixels[items]] = np.matmul((wts[at] * valid)[:, None, :], dbins[bins[at]])[:, 0]
-        return out
+        return gather_transpose(rows[keep], bins[keep], wts[keep], dbins, n_rows)
 
     def max(self, mat):
         """([bins, C] maximum of each bin's pixels (0 for an empty bin), [bins, C] int64 index y * W + x of the
