@@ -84,8 +84,8 @@ interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index 
 it came to (21,918 before it): to 21,966.
 fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
 it by 39, what they came to (21,966 before them): to 22,005.
-roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 297 with their gradients, layers/roi.py 45, 4 lines of
-exports) raise it by 346, what they came to (21,918 before them): to 22,351 with the containers.
+roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
+exports) raise it by 348, what they came to (21,918 before them): to 22,353 with the containers.
 """
 import ast
 import io
@@ -96,7 +96,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_351
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_353
 
 
 def code_lines(path):
