@@ -84,8 +84,16 @@ interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index 
 it came to (21,918 before it): to 21,966.
 fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
 it by 39, what they came to (21,966 before them): to 22,005.
+SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
+ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
+to 22,384 with the containers' 39.
+SSD's matching, NMS and loss (bipartite_match, target_assign, mine_hard_examples in ops/detection_match.py 140;
+multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detection_nms.py 225; their layers,
+detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
+contrib's multiclass_nms2 2)
+raise it by 577, what they came to (22,384 before them): to 22,961.
 roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
-exports) raise it by 348, what they came to (21,918 before them): to 22,353 with the containers.
+exports) raise it by 348, what they came to (21,918 before them): to 23,309 with SSD's and the containers'.
 """
 import ast
 import io
@@ -96,7 +104,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_353
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_309
 
 
 def code_lines(path):
