@@ -82,10 +82,15 @@ resize_trilinear and interpolate (trilinear_interp in ops/image.py, which now re
 the 5-D checks of layers/image.py) raise it by 34, what they came to (21,882 before them): to 21,961.
 interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index / weight tables) raises it by 5, what
 it came to (21,918 before it): to 21,966.
+fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
+it by 39, what they came to (21,966 before them): to 22,005.
+SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
+ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
+to 22,384 with the containers' 39.
 fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagrad, Ftrl, Lamb, LarsMomentum, Dpsgd;
 their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
 ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 430, what they came to (21,966 before them):
-to 22,396.
+to 22,814 with the containers and SSD boxes above.
 """
 import ast
 import io
@@ -96,7 +101,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_396
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_814
 
 
 def code_lines(path):
