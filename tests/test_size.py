@@ -87,10 +87,15 @@ it by 39, what they came to (21,966 before them): to 22,005.
 SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
 ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
 to 22,384 with the containers' 39.
+SSD's matching, NMS and loss (bipartite_match, target_assign, mine_hard_examples in ops/detection_match.py 140;
+multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detection_nms.py 225; their layers,
+detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
+contrib's multiclass_nms2 2)
+raise it by 577, what they came to (22,384 before them): to 22,961.
 fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagrad, Ftrl, Lamb, LarsMomentum, Dpsgd;
 their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
-ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 430, what they came to (21,966 before them):
-to 22,814 with the containers and SSD boxes above.
+ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
+to 23,438.
 """
 import ast
 import io
@@ -101,7 +106,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_814
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_438
 
 
 def code_lines(path):
