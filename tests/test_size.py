@@ -92,9 +92,16 @@ multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detectio
 detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
 contrib's multiclass_nms2 2)
 raise it by 577, what they came to (22,384 before them): to 22,961.
-box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers 10) raise it by 59, what they
-came to (22,961 before them): to 23,020. Greedy NMS run over every image and class at once, with its top-k by one
-partition (ops/detection_nms.py), raises it by 16, what that came to: to 23,036.
+fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagrad, Ftrl, Lamb, LarsMomentum, Dpsgd;
+their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
+ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
+to 23,438.
+roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
+exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
+containers'.
+box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers and exports 11) raise it by
+60, and greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by
+16, what they came to (22,961 before them): to 23,862 with the optimizers' and the ROI ops'.
 """
 import ast
 import io
@@ -105,7 +112,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_036
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_862
 
 
 def code_lines(path):
