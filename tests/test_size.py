@@ -96,9 +96,13 @@ fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagra
 their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
 ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
 to 23,438.
+roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
+exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
+containers'.
 fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as op labels; WeightNormParamAttr with
 layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
-nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,638.
+nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
+the ROI ops.
 """
 import ast
 import io
@@ -109,7 +113,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_638
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_986
 
 
 def code_lines(path):
