@@ -99,9 +99,14 @@ to 23,438.
 roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
 exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
 containers'.
+fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as op labels; WeightNormParamAttr with
+layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
+nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
+the ROI ops.
 box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers and exports 11) raise it by
 60, and greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by
-16, what they came to (22,961 before them): to 23,862 with the optimizers' and the ROI ops'.
+16, what they came to (22,961 before them): to 24,062 with the optimizers', the ROI ops' and
+the everyday names'.
 """
 import ast
 import io
@@ -112,7 +117,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_862
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_062
 
 
 def code_lines(path):
