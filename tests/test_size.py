@@ -103,10 +103,12 @@ fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as 
 layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
 nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
 the ROI ops.
-box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers and exports 11) raise it by
-60, and greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by
-16, what they came to (22,961 before them): to 24,062 with the optimizers', the ROI ops' and
-the everyday names'.
+yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
+deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
+what they came to (23,786 before them): to 24,525 with the everyday names.
+box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers 10) raise it by 59, and
+greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by 16,
+what they came to (22,961 before them): to 24,600 with the optimizers', the ROI ops', the everyday names and YOLO's.
 """
 import ast
 import io
@@ -117,7 +119,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_062
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_600
 
 
 def code_lines(path):
