@@ -106,9 +106,13 @@ the ROI ops.
 yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
 deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
 what they came to (23,786 before them): to 24,525 with the everyday names.
+fluid's lower-level spellings (Operator.desc, an OpDesc view; Block.create_var / create_parameter's initializer
+argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what they came to (23,986 before them): to
+24,569 with the YOLO and deformable ops.
 box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, their layers 10) raise it by 59, and
 greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by 16,
-what they came to (22,961 before them): to 24,600 with the optimizers', the ROI ops', the everyday names and YOLO's.
+what they came to (22,961 before them): to 24,644 with the optimizers', the ROI ops', the everyday names, YOLO's and
+the lower-level spellings.
 """
 import ast
 import io
@@ -119,7 +123,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_600
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_644
 
 
 def code_lines(path):
