@@ -106,6 +106,8 @@ the ROI ops.
 yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
 deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
 what they came to (23,786 before them): to 24,525 with the everyday names.
+deformable_psroi_pooling gathering rows of channels and deformable_conv one [samples, 4, C] gather (20x and 2x
+faster) raise it by 10, what they came to: to 24,535.
 """
 import ast
 import io
@@ -116,7 +118,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_525
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_535
 
 
 def code_lines(path):
