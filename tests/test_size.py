@@ -108,6 +108,8 @@ deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 
 what they came to (23,786 before them): to 24,525 with the everyday names.
 deformable_psroi_pooling gathering rows of channels and deformable_conv one [samples, 4, C] gather (20x and 2x
 faster) raise it by 10, what they came to: to 24,535.
+roi_perspective_transform (ops/roi_perspective.py 99, its layer 15, exports 1) raises it by 115, what it came to:
+to 24,650.
 """
 import ast
 import io
@@ -118,7 +120,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_535
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_650
 
 
 def code_lines(path):
