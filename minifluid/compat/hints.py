@@ -58,7 +58,7 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
+            generate_proposal_labels generate_proposals generate_mask_labels
             retinanet_detection_output distribute_fpn_proposals
             collect_fpn_proposals""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
