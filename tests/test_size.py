@@ -112,9 +112,10 @@ argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what t
 deformable_psroi_pooling gathering rows of channels and deformable_conv one [samples, 4, C] gather (20x and 2x
 faster) raise it by 10, what they came to, and roi_perspective_transform (ops/roi_perspective.py 99, its layer 15,
 exports 1) by 115, what it came to: to 24,694 with the lower-level spellings.
+roi_perspective_transform's argument type checks (fluid 1.8.5's) raise it by 3: to 24,697.
 box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, layers and exports 11) raise it by 60, and
 greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by 16,
-what they came to (22,961 before them): to 24,770 with the optimizers', the ROI,
+what they came to (22,961 before them): to 24,773 with the optimizers', the ROI,
 YOLO and deformable ops', the everyday names and the lower-level spellings.
 """
 import ast
@@ -126,7 +127,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_770
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_773
 
 
 def code_lines(path):
