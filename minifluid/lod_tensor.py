@@ -79,7 +79,7 @@ class LoDTensor:
             arr = arr.get()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
-        return arr
+        return arr.copy() if copy and arr is self._array else arr  # np.array(t) must not alias t's values
 
     def _is_initialized(self):
         return self._array is not None

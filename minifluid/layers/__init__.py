@@ -14,6 +14,8 @@ from .manip import *  # noqa: F401,F403
 from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403  (binds fluid.layers.rnn to the function, as fluid 1.8 does)
+from .rnn import _CELL_API as _rnn_all
 from .sequence_label import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403
 from .ctc import __all__ as _ctc_all
@@ -94,5 +96,6 @@ __all__ = [
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
 __all__ += _vision_misc_all + ["interpolate", "resize_trilinear"]  # layers/vision_misc.py, layers/image.py
 __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
+__all__ += _rnn_all  # RNN cells, rnn, lstm and the decoding API: layers/rnn.py, layers/decode.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had

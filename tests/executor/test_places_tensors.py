@@ -44,3 +44,19 @@ def test_create_lod_tensor_from_list_and_array():
 def test_core_names():
     assert issubclass(fluid.core.EOFException, Exception)
     assert fluid.core.LoDTensor is fluid.LoDTensor and fluid.core.Scope is fluid.Scope
+
+
+def test_np_array_of_a_scope_tensor_is_a_copy_that_training_leaves_alone():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2], "float32")
+        fluid.optimizer.SGD(0.5).minimize(fluid.layers.reduce_mean(fluid.layers.fc(x, 1, param_attr="w")))
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    tensor = scope.find_var("w").get_tensor()
+    before, view = np.array(tensor), np.asarray(tensor)
+    kept = before.copy()
+    exe.run(main, feed={"x": np.ones((3, 2), "float32")}, scope=scope)
+    np.testing.assert_array_equal(before, kept)  # the SGD step updated w in place, not this copy
+    assert not np.array_equal(np.array(scope.find_var("w").get_tensor()), kept)
+    assert view.shape == kept.shape  # np.asarray may still share memory, as numpy allows
