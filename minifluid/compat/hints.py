@@ -25,8 +25,6 @@ REPLACEMENTS = {
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
     "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
-    "paddle.fluid.dygraph.Sequential": "paddle.nn.Sequential(*layers)",
-    "paddle.fluid.dygraph.LayerList": "paddle.nn.LayerList(sublayers)",
     "paddle.fluid.dygraph.MSELoss": "paddle.nn.MSELoss(reduction)",
     "paddle.static.Print": "fluid.layers.Print(input)",
     "paddle.static.accuracy": "fluid.layers.accuracy(input, label, k=1)",
@@ -119,8 +117,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "other dygraph layers": {
-        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
-        "paddle.nn": "ParameterList"},
+        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv"},
     "metrics": {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
