@@ -114,7 +114,7 @@ def test_get_initial_states_puts_the_batch_size_in_front_of_each_shape():
     h, c, a, b = run_static(build, {"ref": np.zeros((6, 7, 2), "float32")})
     assert h.shape == c.shape == (6, H) and not h.any()
     assert a.shape == (7, 3) and b.shape == (7, 2, 5) and (b == 1.5).all()
-    with pytest.raises(TypeError, match="dtype"):
+    with fluid.program_guard(fluid.Program(), fluid.Program()), pytest.raises(TypeError, match="dtype"):
         L.GRUCell(H).get_initial_states(fluid.data("r", [None, 2], "float32"), dtype="int32")
 
 
