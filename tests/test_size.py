@@ -87,12 +87,17 @@ it by 39, what they came to (21,966 before them): to 22,005.
 SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
 ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
 to 22,384 with the containers' 39.
+SSD's matching, NMS and loss (bipartite_match, target_assign, mine_hard_examples in ops/detection_match.py 140;
+multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detection_nms.py 225; their layers,
+detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
+contrib's multiclass_nms2 2)
+raise it by 577, what they came to (22,384 before them): to 22,961.
 fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
 rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
 gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
 (143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
-assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 23,194 with the containers' 39 and SSD's
-379.
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 23,771 with the containers' 39 and SSD's
+379 + 577.
 """
 import ast
 import io
@@ -103,7 +108,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_194
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_771
 
 
 def code_lines(path):
