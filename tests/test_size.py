@@ -92,12 +92,15 @@ multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detectio
 detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
 contrib's multiclass_nms2 2)
 raise it by 577, what they came to (22,384 before them): to 22,961.
+fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagrad, Ftrl, Lamb, LarsMomentum, Dpsgd;
+their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
+ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
+to 23,438.
 fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
 rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
 gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
 (143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
-assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 23,771 with the containers' 39 and SSD's
-379 + 577.
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 24,248 with the others above (23,438).
 """
 import ast
 import io
@@ -108,7 +111,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_771
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_248
 
 
 def code_lines(path):
