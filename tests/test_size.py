@@ -96,11 +96,14 @@ fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagra
 their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
 ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
 to 23,438.
+roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
+exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
+containers'.
 fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
 rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
 gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
 (143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
-assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 24,248 with the others above (23,438).
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 24,596 with the others above (23,786).
 """
 import ast
 import io
@@ -111,7 +114,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_248
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_596
 
 
 def code_lines(path):

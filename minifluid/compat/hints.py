@@ -60,7 +60,7 @@ NOT_SUPPORTED_YET = {
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
             polygon_box_transform yolov3_loss yolo_box
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
-            collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
+            collect_fpn_proposals deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.fluid.layers": "image_resize_short random_crop similarity_focus",

@@ -13,5 +13,6 @@ from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 from . import cudnn_lstm, gather_tree  # noqa: F401  (fluid.layers.lstm; BeamSearchDecoder)
 from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
+from . import roi  # noqa: F401  (roi_pool, roi_align, psroi_pool, prroi_pool)
 
 __all__ = ["registry"]
