@@ -99,11 +99,15 @@ to 23,438.
 roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
 exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
 containers'.
+fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as op labels; WeightNormParamAttr with
+layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
+nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
+the ROI ops.
 fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
 rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
 gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
 (143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
-assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 24,596 with the others above (23,786).
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 24,796 with the others above (23,986).
 """
 import ast
 import io
@@ -114,7 +118,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_596
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_796
 
 
 def code_lines(path):

@@ -52,7 +52,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {
-        "paddle.fluid.nets": "scaled_dot_product_attention",
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
@@ -78,14 +77,11 @@ NOT_SUPPORTED_YET = {
             adaptive_max_pool3d"""},
     "normalization": {
         "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
-        "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
-        "paddle.nn.functional": "instance_norm local_response_norm",
-        "paddle.static": "WeightNormParamAttr"},
+        "paddle.nn.functional": "instance_norm local_response_norm"},
     "activations": {
-        "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
         "paddle": "stanh tanh_"},
@@ -129,9 +125,7 @@ NOT_SUPPORTED_YET = {
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
     "optimizer wrappers (recompute, pipeline)": {
         "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
-    "gradient clipping": {"paddle.fluid.clip": "ErrorClipByValue"},
     "initializers": {
-        "paddle.fluid.initializer": "Bilinear BilinearInitializer",
         "paddle.nn": "initializer"},
     "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
     "autograd (higher-order gradients)": {"paddle.fluid.dygraph": "grad", "paddle": "grad"},
@@ -161,9 +155,6 @@ NOT_SUPPORTED_YET = {
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
     "custom ops": {"paddle.fluid": "load_op_library"},
-    "program utilities": {
-        "paddle.fluid": "name_scope device_guard",
-        "paddle.static": "name_scope device_guard"},
     "devices and runtime settings": {
         "paddle.fluid": "install_check ComplexVariable",
         "paddle.static": "xpu_places",
