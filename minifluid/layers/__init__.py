@@ -28,6 +28,10 @@ from .vision_misc import *  # noqa: F401,F403
 from .vision_misc import __all__ as _vision_misc_all
 from .roi import *  # noqa: F401,F403
 from .roi import __all__ as _roi_all
+from .deformable import *  # noqa: F401,F403
+from .deformable import __all__ as _deformable_all
+from .yolo import *  # noqa: F401,F403
+from .yolo import __all__ as _yolo_all
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -104,5 +108,6 @@ __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
 __all__ += _rnn_all  # RNN cells, rnn, lstm and the decoding API: layers/rnn.py, layers/decode.py
 __all__ += _detection_all  # SSD-style detection: layers/detection.py
 __all__ += _roi_all  # roi_pool, roi_align, psroi_pool, prroi_pool: layers/roi.py
+__all__ += _deformable_all + _yolo_all  # deformable_conv, deformable_roi_pooling; yolo_box, yolov3_loss
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had
