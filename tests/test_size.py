@@ -106,11 +106,14 @@ the ROI ops.
 yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
 deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
 what they came to (23,786 before them): to 24,525 with the everyday names.
+fluid's lower-level spellings (Operator.desc, an OpDesc view; Block.create_var / create_parameter's initializer
+argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what they came to (23,986 before them): to
+24,569 with the YOLO and deformable ops.
 fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
 rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
 gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
 (143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
-assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 25,335 with the others above (24,525).
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 25,379 with the others above (24,569).
 """
 import ast
 import io
@@ -121,7 +124,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_335
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_379
 
 
 def code_lines(path):

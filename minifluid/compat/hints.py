@@ -13,7 +13,6 @@ __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 REPLACEMENTS = {
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
     "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
-    "paddle.fluid.Tensor": "fluid.LoDTensor",
     "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
     "paddle.fluid.load_dygraph": "fluid.dygraph.load_dygraph(model_path)",
     "paddle.fluid.enable_imperative": "fluid.enable_dygraph(place)",
