@@ -109,6 +109,9 @@ what they came to (23,786 before them): to 24,525 with the everyday names.
 fluid's lower-level spellings (Operator.desc, an OpDesc view; Block.create_var / create_parameter's initializer
 argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what they came to (23,986 before them): to
 24,569 with the YOLO and deformable ops.
+append_backward's differentiable data variables (a leaf the user set stop_gradient=False gets its gradient, as in
+fluid), the backward pass undoing in-place increments of such counters (NOTE [ Undoing in-place increments ]) and
+dygraph tensor arrays as lists raise it by 39, what they came to (24,569 before them): to 24,608.
 """
 import ast
 import io
@@ -119,7 +122,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_569
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_608
 
 
 def code_lines(path):
