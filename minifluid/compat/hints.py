@@ -45,12 +45,9 @@ NOT_SUPPORTED_YET = {
     "comparison and logical ops": {
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "recurrent layers": {
-        "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
-        "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
-            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {
@@ -58,7 +55,7 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
+            generate_proposal_labels generate_proposals generate_mask_labels
             polygon_box_transform
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
             collect_fpn_proposals""",
