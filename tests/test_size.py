@@ -84,6 +84,8 @@ interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index 
 it came to (21,918 before it): to 21,966.
 fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
 it by 39, what they came to (21,966 before them): to 22,005.
+fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
+dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,308.
 """
 import ast
 import io
@@ -94,7 +96,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_005
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_308
 
 
 def code_lines(path):

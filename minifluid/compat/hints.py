@@ -124,10 +124,6 @@ NOT_SUPPORTED_YET = {
     "metrics": {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
-    "learning-rate schedules": {
-        "paddle.fluid.dygraph": """NoamDecay PiecewiseDecay NaturalExpDecay ExponentialDecay InverseTimeDecay
-            PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
-            learning_rate_scheduler"""},
     "optimizers": {
         "paddle.fluid.optimizer": """Adadelta AdadeltaOptimizer Adamax AdamaxOptimizer DecayedAdagrad
             DecayedAdagradOptimizer Dpsgd DpsgdOptimizer Ftrl FtrlOptimizer LambOptimizer LarsMomentum

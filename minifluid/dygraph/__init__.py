@@ -12,12 +12,16 @@
 
 Module map: base (mode, to_variable, no_grad), tensor (Tensor, ParamBase), tracer (eager op execution
 and the autograd tape), layer (Layer), container (Sequential, LayerList, ParameterList), nn (Linear, Conv2D, Pool2D, BatchNorm, Dropout), nn_more (Embedding,
-LayerNorm, GroupNorm, InstanceNorm, PRelu, Conv2DTranspose), checkpoint (save/load). The paddle 2.x
+LayerNorm, GroupNorm, InstanceNorm, PRelu, Conv2DTranspose), checkpoint (save/load); the learning-rate decays live in minifluid/lr_decay.py
+(``learning_rate_scheduler`` here) so that layers/ and optimizer.py can use them too. The paddle 2.x
 namespaces (paddle_nn, functional, paddle_optimizer, paddle_io) are imported by the compat ``paddle``
 namespace, not here.
 """
 from . import base, container, nn
 from .base import (disable_dygraph, enable_dygraph, enabled, guard, in_dygraph_mode, no_grad, to_variable)
+from .. import lr_decay as learning_rate_scheduler
+from ..lr_decay import (CosineDecay, ExponentialDecay, InverseTimeDecay, LambdaDecay, LinearLrWarmup, MultiStepDecay,
+                        NaturalExpDecay, NoamDecay, PiecewiseDecay, PolynomialDecay, ReduceLROnPlateau, StepDecay)
 from .checkpoint import load_dygraph, save_dygraph
 from .container import LayerList, ParameterList, Sequential
 from .layer import Layer
@@ -27,7 +31,10 @@ from .tensor import ParamBase, Tensor
 
 VarBase = Tensor
 
-__all__ = ["BatchNorm", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding", "GroupNorm", "InstanceNorm", "Layer",
-           "LayerList", "LayerNorm", "Linear", "PRelu", "ParamBase", "ParameterList", "Pool2D", "Sequential",
-           "Tensor", "VarBase", "base", "container", "disable_dygraph", "enable_dygraph", "enabled", "guard",
-           "in_dygraph_mode", "load_dygraph", "nn", "no_grad", "save_dygraph", "to_variable"]
+__all__ = ["BatchNorm", "Conv2D", "Conv2DTranspose", "CosineDecay", "Dropout", "Embedding", "ExponentialDecay",
+           "GroupNorm", "InstanceNorm", "InverseTimeDecay", "LambdaDecay", "Layer", "LayerList", "LayerNorm",
+           "Linear", "LinearLrWarmup", "MultiStepDecay", "NaturalExpDecay", "NoamDecay", "PRelu", "ParamBase",
+           "ParameterList", "PiecewiseDecay", "PolynomialDecay", "Pool2D", "ReduceLROnPlateau", "Sequential",
+           "StepDecay", "Tensor", "VarBase", "base", "container", "disable_dygraph", "enable_dygraph", "enabled",
+           "guard", "in_dygraph_mode", "learning_rate_scheduler", "load_dygraph", "nn", "no_grad", "save_dygraph",
+           "to_variable"]
