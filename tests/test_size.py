@@ -84,8 +84,12 @@ interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index 
 it came to (21,918 before it): to 21,966.
 fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
 it by 39, what they came to (21,966 before them): to 22,005.
+SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
+ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
+to 22,384 with the containers' 39.
 fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
-dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,308.
+dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
+main's 22,384.
 """
 import ast
 import io
@@ -96,7 +100,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_308
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_687
 
 
 def code_lines(path):

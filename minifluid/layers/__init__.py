@@ -17,6 +17,9 @@ from .recurrent import *  # noqa: F401,F403
 from .sequence_label import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403
 from .ctc import __all__ as _ctc_all
+from . import detection
+from .detection import *  # noqa: F401,F403
+from .detection import __all__ as _detection_all
 from .sequence_window import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .vision_misc import *  # noqa: F401,F403
@@ -94,5 +97,6 @@ __all__ = [
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
 __all__ += _vision_misc_all + ["interpolate", "resize_trilinear"]  # layers/vision_misc.py, layers/image.py
 __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
+__all__ += _detection_all  # SSD-style detection: layers/detection.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had
