@@ -90,6 +90,9 @@ to 22,384 with the containers' 39.
 fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
 dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
 main's 22,384.
+fluid.dygraph's GRUUnit, NCE, BilinearTensorProduct (dygraph/nn_units.py), MSELoss, L1Loss, BCELoss, NLLLoss
+(dygraph/losses.py), grad (dygraph/autograd.py), DataParallel / ParallelEnv / prepare_context (dygraph/parallel.py)
+and context ops in the tracer raise it by 335, what they came to (22,687 before them): to 23,022.
 """
 import ast
 import io
@@ -100,7 +103,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_687
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_022
 
 
 def code_lines(path):

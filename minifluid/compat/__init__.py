@@ -74,6 +74,7 @@ MODULE_MAP = {
     "paddle.fluid.dygraph.base": "minifluid.dygraph.base",
     "paddle.fluid.dygraph.container": "minifluid.dygraph.container",
     "paddle.fluid.dygraph.learning_rate_scheduler": "minifluid.lr_decay",
+    "paddle.fluid.dygraph.parallel": "minifluid.dygraph.parallel",
     "paddle.dataset": "minifluid.dataset",
     "paddle.distributed": "minifluid.compat.paddle_distributed",
     "paddle.dataset.mnist": "minifluid.dataset.mnist",
