@@ -87,12 +87,18 @@ it by 39, what they came to (21,966 before them): to 22,005.
 SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
 ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
 to 22,384 with the containers' 39.
+SSD's matching, NMS and loss (bipartite_match, target_assign, mine_hard_examples in ops/detection_match.py 140;
+multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detection_nms.py 225; their layers,
+detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
+contrib's multiclass_nms2 2)
+raise it by 577, what they came to (22,384 before them): to 22,961.
 fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
 dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
 main's 22,384.
 fluid.dygraph's GRUUnit, NCE, BilinearTensorProduct (dygraph/nn_units.py), MSELoss, L1Loss, BCELoss, NLLLoss
 (dygraph/losses.py), grad (dygraph/autograd.py), DataParallel / ParallelEnv / prepare_context (dygraph/parallel.py)
-and context ops in the tracer raise it by 335, what they came to (22,687 before them): to 23,022.
+and context ops in the tracer raise it by 335, what they came to (22,687 before them): to 23,599 with
+the decays' 303 on main's 22,961.
 """
 import ast
 import io
@@ -103,7 +109,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_022
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_599
 
 
 def code_lines(path):
