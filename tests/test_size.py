@@ -99,6 +99,8 @@ fluid.dygraph's GRUUnit, NCE, BilinearTensorProduct (dygraph/nn_units.py), MSELo
 (dygraph/losses.py), grad (dygraph/autograd.py), DataParallel / ParallelEnv / prepare_context (dygraph/parallel.py)
 and context ops in the tracer raise it by 335, what they came to (22,687 before them): to 23,599 with
 the decays' 303 on main's 22,961.
+fluid.dygraph.TracedLayer (dygraph/jit.py: the tracer's op recorder, the traced Program's scope, running and saving
+it) raises it by 142, what it came to (23,599 before it): to 23,741.
 """
 import ast
 import io
@@ -109,7 +111,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_599
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_741
 
 
 def code_lines(path):

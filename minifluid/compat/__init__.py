@@ -75,6 +75,7 @@ MODULE_MAP = {
     "paddle.fluid.dygraph.container": "minifluid.dygraph.container",
     "paddle.fluid.dygraph.learning_rate_scheduler": "minifluid.lr_decay",
     "paddle.fluid.dygraph.parallel": "minifluid.dygraph.parallel",
+    "paddle.fluid.dygraph.jit": "minifluid.dygraph.jit",
     "paddle.dataset": "minifluid.dataset",
     "paddle.distributed": "minifluid.compat.paddle_distributed",
     "paddle.dataset.mnist": "minifluid.dataset.mnist",

@@ -131,7 +131,7 @@ NOT_SUPPORTED_YET = {
     "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
     "autograd (higher-order gradients)": {"paddle": "grad"},
     "dygraph to static (jit)": {
-        "paddle.fluid.dygraph": "ProgramTranslator TracedLayer declarative dygraph_to_static_func jit",
+        "paddle.fluid.dygraph": "ProgramTranslator declarative dygraph_to_static_func",
         "paddle.static": "InputSpec",
         "paddle": "jit"},
     "distributed training": {

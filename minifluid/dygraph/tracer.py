@@ -58,6 +58,7 @@ class Tracer:
         self.expected_place = place
         self._has_grad = True
         self._names = UniqueNameGenerator()
+        self._recorder = None  # TracedLayer.trace writes the ops it runs into a Program (jit.py)
 
     def _generate_unique_name(self, key="dygraph_tmp"):
         """A name unique within this tracer: ``dygraph_tmp_0``, ``dygraph_tmp_1``, ... (fluid's tracer)."""
@@ -140,6 +141,8 @@ class Tracer:
                 else:
                     cls = ts.__class__
                     _bind(ts[0] if cls is list or cls is tuple else ts, outs[i], node, i, -1)
+        if self._recorder is not None:
+            self._recorder(type, in_plan, ins, out_plan, outputs or _EMPTY, merged)
 
 
 _PLANS = {}
