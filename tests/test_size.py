@@ -101,6 +101,8 @@ and context ops in the tracer raise it by 335, what they came to (22,687 before 
 the decays' 303 on main's 22,961.
 fluid.dygraph.TracedLayer (dygraph/jit.py: the tracer's op recorder, the traced Program's scope, running and saving
 it) raises it by 142, what it came to (23,599 before it): to 23,741.
+tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its gradient), fluid.contrib.tree_conv
+(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 23,854.
 """
 import ast
 import io
@@ -111,7 +113,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_741
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_854
 
 
 def code_lines(path):

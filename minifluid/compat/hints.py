@@ -111,8 +111,6 @@ NOT_SUPPORTED_YET = {
             npair_loss""",
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
-    "other dygraph layers": {
-        "paddle.fluid.dygraph": "TreeConv"},
     "metrics": {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},

@@ -33,7 +33,7 @@ from .layer import Layer
 from .losses import BCELoss, L1Loss, MSELoss, NLLLoss
 from .nn import BatchNorm, Conv2D, Dropout, Linear, Pool2D
 from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu
-from .nn_units import NCE, BilinearTensorProduct, GRUUnit
+from .nn_units import NCE, BilinearTensorProduct, GRUUnit, TreeConv
 from .parallel import DataParallel, ParallelEnv, prepare_context
 from .tensor import ParamBase, Tensor
 
@@ -44,7 +44,7 @@ __all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTra
            "InverseTimeDecay", "L1Loss", "LambdaDecay", "Layer", "LayerList", "LayerNorm", "Linear", "LinearLrWarmup",
            "MSELoss", "MultiStepDecay", "NCE", "NLLLoss", "NaturalExpDecay", "NoamDecay", "PRelu", "ParallelEnv",
            "ParamBase", "ParameterList", "PiecewiseDecay", "PolynomialDecay", "Pool2D", "ReduceLROnPlateau",
-           "Sequential", "StepDecay", "Tensor", "TracedLayer", "VarBase", "base", "container", "disable_dygraph",
-           "disable_imperative", "enable_dygraph", "enable_imperative", "enabled", "grad", "guard", "in_dygraph_mode",
-           "jit", "learning_rate_scheduler", "load_dygraph", "nn", "no_grad", "parallel", "prepare_context",
-           "save_dygraph", "to_variable"]
+           "Sequential", "StepDecay", "Tensor", "TracedLayer", "TreeConv", "VarBase", "base", "container",
+           "disable_dygraph", "disable_imperative", "enable_dygraph", "enable_imperative", "enabled", "grad", "guard",
+           "in_dygraph_mode", "jit", "learning_rate_scheduler", "load_dygraph", "nn", "no_grad", "parallel",
+           "prepare_context", "save_dygraph", "to_variable"]

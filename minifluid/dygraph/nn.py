@@ -12,7 +12,7 @@ from .tensor import Tensor, default_tracer
 
 __all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding",
            "GRUUnit", "GroupNorm", "InstanceNorm", "L1Loss", "LayerNorm", "Linear", "MSELoss", "NCE", "NLLLoss", "PRelu",
-           "Pool2D"]
+           "Pool2D", "TreeConv"]
 
 
 class _EagerEmit:
@@ -126,4 +126,4 @@ for _layer in (BatchNorm, Conv2D, Dropout, Linear, Pool2D):
 # fluid 1.8's dygraph.nn holds these too; their modules import this one, so they come last
 from .losses import BCELoss, L1Loss, MSELoss, NLLLoss  # noqa: E402
 from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu  # noqa: E402
-from .nn_units import NCE, BilinearTensorProduct, GRUUnit  # noqa: E402
+from .nn_units import NCE, BilinearTensorProduct, GRUUnit, TreeConv  # noqa: E402

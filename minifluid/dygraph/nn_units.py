@@ -1,7 +1,7 @@
-"""``fluid.dygraph.nn`` (1.8): GRUUnit, NCE and BilinearTensorProduct, with fluid 1.8's constructor arguments,
-parameter shapes and outputs; each runs the op its static twin in ``fluid.layers`` runs (``gru_unit``, ``nce``,
-``bilinear_tensor_product``; the ops are described in ops/rnn_unit.py, ops/sampled_loss.py and
-ops/vision_misc.py)."""
+"""``fluid.dygraph.nn`` (1.8): GRUUnit, NCE, BilinearTensorProduct and TreeConv, with fluid 1.8's constructor
+arguments, parameter shapes and outputs; each runs the op its static twin runs (``gru_unit``, ``nce``,
+``bilinear_tensor_product``, ``tree_conv``; the ops are described in ops/rnn_unit.py, ops/sampled_loss.py,
+ops/vision_misc.py and ops/tree_conv.py)."""
 import numpy as np
 
 from ..initializer import NumpyArrayInitializer
@@ -12,7 +12,7 @@ from ..param_attr import ParamAttr
 from .layer import Layer
 from .tensor import Tensor, apply, default_tracer
 
-__all__ = ["BilinearTensorProduct", "GRUUnit", "NCE"]
+__all__ = ["BilinearTensorProduct", "GRUUnit", "NCE", "TreeConv"]
 
 _FLOATS = ("float32", "float64")
 
@@ -127,5 +127,28 @@ class BilinearTensorProduct(Layer):
         return _act(out, self._act)
 
 
-for _layer in (BilinearTensorProduct, GRUUnit, NCE):
+class TreeConv(Layer):
+    """``act(tree_conv(nodes_vector, edge_set) + bias)`` over node features [B, max_nodes, feature_size] and
+    int32 (parent, child) edges [B, max_edges, 2]; the output is [B, max_nodes, output_size, num_filters].
+    Weight [feature_size, 3, output_size, num_filters]; as in fluid 1.8, a bias exists only when ``bias_attr``
+    asks, of shape [num_filters], added along the last axis (fluid 1.8 adds it along axis 1, which only works
+    when max_nodes equals num_filters)."""
+
+    def __init__(self, feature_size, output_size, num_filters=1, max_depth=2, act="tanh", param_attr=None,
+                 bias_attr=None, name=None, dtype="float32"):
+        super().__init__(dtype=dtype)
+        self._act, self._max_depth = act, int(max_depth)
+        self.bias = (self.create_parameter([num_filters], None if bias_attr is True else bias_attr, is_bias=True)
+                     if bias_attr else None)
+        self.weight = self.create_parameter([feature_size, 3, output_size, num_filters], param_attr)
+
+    def forward(self, nodes_vector, edge_set):
+        out, = _run("tree_conv", {"NodesVector": nodes_vector, "EdgeSet": edge_set, "Filter": self.weight}, ("Out",),
+                    {"max_depth": self._max_depth})
+        if self.bias is not None:
+            out = apply("elementwise_add", {"X": out, "Y": self.bias}, {"axis": -1})
+        return _act(out, self._act)
+
+
+for _layer in (BilinearTensorProduct, GRUUnit, NCE, TreeConv):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)

@@ -12,5 +12,6 @@ from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
+from . import tree_conv  # noqa: F401  (TBCNN's tree convolution)
 
 __all__ = ["registry"]
