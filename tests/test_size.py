@@ -92,6 +92,10 @@ multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detectio
 detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
 contrib's multiclass_nms2 2)
 raise it by 577, what they came to (22,384 before them): to 22,961.
+fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagrad, Ftrl, Lamb, LarsMomentum, Dpsgd;
+their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
+ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
+to 23,438.
 fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
 dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
 main's 22,384.
@@ -102,7 +106,8 @@ the decays' 303 on main's 22,961.
 fluid.dygraph.TracedLayer (dygraph/jit.py: the tracer's op recorder, the traced Program's scope, running and saving
 it) raises it by 142, what it came to (23,599 before it): to 23,741.
 tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its gradient), fluid.contrib.tree_conv
-(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 23,854.
+(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 24,332 with
+main's 23,438 (the dygraph slices here add 894 in all).
 """
 import ast
 import io
@@ -113,7 +118,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_854
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_332
 
 
 def code_lines(path):

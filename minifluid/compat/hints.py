@@ -115,13 +115,10 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "optimizers": {
-        "paddle.fluid.optimizer": """Adadelta AdadeltaOptimizer Adamax AdamaxOptimizer DecayedAdagrad
-            DecayedAdagradOptimizer Dpsgd DpsgdOptimizer Ftrl FtrlOptimizer LambOptimizer LarsMomentum
-            LarsMomentumOptimizer DGCMomentumOptimizer""",
+        "paddle.fluid.optimizer": "DGCMomentumOptimizer",
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
-    "optimizer wrappers (averaging, lookahead, recompute, pipeline)": {
-        "paddle.fluid.optimizer": "ExponentialMovingAverage ModelAverage LookaheadOptimizer PipelineOptimizer "
-                                  "RecomputeOptimizer"},
+    "optimizer wrappers (recompute, pipeline)": {
+        "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
     "gradient clipping": {"paddle.fluid.clip": "ErrorClipByValue"},
     "initializers": {
         "paddle.fluid.initializer": "Bilinear BilinearInitializer",
