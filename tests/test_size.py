@@ -96,6 +96,19 @@ fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagra
 their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
 ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
 to 23,438.
+roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
+exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
+containers'.
+fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as op labels; WeightNormParamAttr with
+layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
+nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
+the ROI ops.
+yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
+deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
+what they came to (23,786 before them): to 24,525 with the everyday names.
+fluid's lower-level spellings (Operator.desc, an OpDesc view; Block.create_var / create_parameter's initializer
+argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what they came to (23,986 before them): to
+24,569 with the YOLO and deformable ops.
 fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
 dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
 main's 22,384.
@@ -106,8 +119,8 @@ the decays' 303 on main's 22,961.
 fluid.dygraph.TracedLayer (dygraph/jit.py: the tracer's op recorder, the traced Program's scope, running and saving
 it) raises it by 142, what it came to (23,599 before it): to 23,741.
 tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its gradient), fluid.contrib.tree_conv
-(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 24,332 with
-main's 23,438 (the dygraph slices here add 894 in all).
+(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 25,463 with
+main's 24,569 (the dygraph slices here add 894 in all).
 """
 import ast
 import io
@@ -118,7 +131,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_332
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_463
 
 
 def code_lines(path):

@@ -13,7 +13,6 @@ __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 REPLACEMENTS = {
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
     "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
-    "paddle.fluid.Tensor": "fluid.LoDTensor",
     "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
     "paddle.fluid.load_dygraph": "fluid.dygraph.load_dygraph(model_path)",
     "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
@@ -49,15 +48,14 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {
-        "paddle.fluid.nets": "scaled_dot_product_attention",
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
-            polygon_box_transform yolov3_loss yolo_box
+            polygon_box_transform
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
-            collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
+            collect_fpn_proposals""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.fluid.layers": "image_resize_short random_crop similarity_focus",
@@ -65,7 +63,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
     "convolution and pooling": {
-        "paddle.fluid.layers": "conv3d conv3d_transpose deformable_conv pool3d adaptive_pool3d",
+        "paddle.fluid.layers": "conv3d conv3d_transpose pool3d adaptive_pool3d",
         "paddle.fluid": "Conv3D",
         "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
         "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D
@@ -75,14 +73,11 @@ NOT_SUPPORTED_YET = {
             adaptive_max_pool3d"""},
     "normalization": {
         "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
-        "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
-        "paddle.nn.functional": "instance_norm local_response_norm",
-        "paddle.static": "WeightNormParamAttr"},
+        "paddle.nn.functional": "instance_norm local_response_norm"},
     "activations": {
-        "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
         "paddle": "stanh tanh_"},
@@ -119,9 +114,7 @@ NOT_SUPPORTED_YET = {
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
     "optimizer wrappers (recompute, pipeline)": {
         "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
-    "gradient clipping": {"paddle.fluid.clip": "ErrorClipByValue"},
     "initializers": {
-        "paddle.fluid.initializer": "Bilinear BilinearInitializer",
         "paddle.nn": "initializer"},
     "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
     "autograd (higher-order gradients)": {"paddle": "grad"},
@@ -150,9 +143,6 @@ NOT_SUPPORTED_YET = {
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
     "custom ops": {"paddle.fluid": "load_op_library"},
-    "program utilities": {
-        "paddle.fluid": "name_scope device_guard",
-        "paddle.static": "name_scope device_guard"},
     "devices and runtime settings": {
         "paddle.fluid": "install_check ComplexVariable",
         "paddle.static": "xpu_places",

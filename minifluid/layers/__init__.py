@@ -24,6 +24,12 @@ from .sequence_window import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .vision_misc import *  # noqa: F401,F403
 from .vision_misc import __all__ as _vision_misc_all
+from .roi import *  # noqa: F401,F403
+from .roi import __all__ as _roi_all
+from .deformable import *  # noqa: F401,F403
+from .deformable import __all__ as _deformable_all
+from .yolo import *  # noqa: F401,F403
+from .yolo import __all__ as _yolo_all
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -98,5 +104,7 @@ __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
 __all__ += _vision_misc_all + ["interpolate", "resize_trilinear"]  # layers/vision_misc.py, layers/image.py
 __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
 __all__ += _detection_all  # SSD-style detection: layers/detection.py
+__all__ += _roi_all  # roi_pool, roi_align, psroi_pool, prroi_pool: layers/roi.py
+__all__ += _deformable_all + _yolo_all  # deformable_conv, deformable_roi_pooling; yolo_box, yolov3_loss
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had
