@@ -52,7 +52,7 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
+            generate_proposal_labels generate_proposals generate_mask_labels
             polygon_box_transform
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
             collect_fpn_proposals""",
