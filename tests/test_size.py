@@ -112,6 +112,7 @@ argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what t
 deformable_psroi_pooling gathering rows of channels and deformable_conv one [samples, 4, C] gather (20x and 2x
 faster) raise it by 10, what they came to, and roi_perspective_transform (ops/roi_perspective.py 99, its layer 15,
 exports 1) by 115, what it came to: to 24,694 with the lower-level spellings.
+roi_perspective_transform's argument type checks (fluid 1.8.5's) raise it by 3: to 24,697.
 fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
 dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
 main's 22,384.
@@ -122,8 +123,8 @@ the decays' 303 on main's 22,961.
 fluid.dygraph.TracedLayer (dygraph/jit.py: the tracer's op recorder, the traced Program's scope, running and saving
 it) raises it by 142, what it came to (23,599 before it): to 23,741.
 tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its gradient), fluid.contrib.tree_conv
-(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 25,588 with
-main's 24,694 (the dygraph slices here add 894 in all).
+(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 25,591 with
+main's 24,697 (the dygraph slices here add 894 in all).
 """
 import ast
 import io
@@ -134,7 +135,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_588
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_591
 
 
 def code_lines(path):
