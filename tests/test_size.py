@@ -82,6 +82,8 @@ resize_trilinear and interpolate (trilinear_interp in ops/image.py, which now re
 the 5-D checks of layers/image.py) raise it by 34, what they came to (21,882 before them): to 21,961.
 interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index / weight tables) raises it by 5, what
 it came to (21,918 before it): to 21,966.
+fluid.layers.distributions (Uniform, Normal, Categorical, MultivariateNormalDiag in layers/distributions.py, built
+from existing ops, with their exports) raises it by 177, what it came to (21,918 before it): to 22,143.
 """
 import ast
 import io
@@ -92,7 +94,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 21_966
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_143
 
 
 def code_lines(path):

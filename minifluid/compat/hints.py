@@ -143,7 +143,6 @@ NOT_SUPPORTED_YET = {
     "initializers": {
         "paddle.fluid.initializer": "Bilinear BilinearInitializer",
         "paddle.nn": "initializer"},
-    "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
     "autograd (higher-order gradients)": {"paddle.fluid.dygraph": "grad", "paddle": "grad"},
     "dygraph to static (jit)": {
         "paddle.fluid.dygraph": "ProgramTranslator TracedLayer declarative dygraph_to_static_func jit",
