@@ -84,6 +84,9 @@ interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index 
 it came to (21,918 before it): to 21,966.
 fluid.layers.distributions (Uniform, Normal, Categorical, MultivariateNormalDiag in layers/distributions.py, built
 from existing ops, with their exports) raises it by 177, what it came to (21,918 before it): to 22,143.
+center_loss, npair_loss, teacher_student_sigmoid_loss, continuous_value_model, spectral_norm, similarity_focus,
+random_crop and image_resize_short (ops/center_loss.py, ops/ctr.py, ops/spectral_norm.py, ops/vision_select.py,
+layers/misc_nn.py) raise it by 335, what they came to (22,095 before them): to 22,478.
 """
 import ast
 import io
@@ -94,7 +97,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_143
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_478
 
 
 def code_lines(path):

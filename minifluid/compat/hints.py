@@ -69,7 +69,6 @@ NOT_SUPPORTED_YET = {
             collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
-        "paddle.fluid.layers": "image_resize_short random_crop similarity_focus",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
@@ -83,7 +82,7 @@ NOT_SUPPORTED_YET = {
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
+        "paddle.fluid.layers": "data_norm inplace_abn",
         "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
@@ -116,8 +115,6 @@ NOT_SUPPORTED_YET = {
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},
     "losses": {
-        "paddle.fluid.layers": """center_loss teacher_student_sigmoid_loss
-            npair_loss""",
         "paddle.fluid.dygraph": "BCELoss L1Loss NLLLoss NCE",
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},

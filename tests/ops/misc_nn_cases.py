@@ -1,0 +1,142 @@
+"""check_op cases of ops/ctr.py, ops/spectral_norm.py, ops/center_loss.py and ops/vision_select.py: forwards against
+element-by-element numpy references, gradients against float64 central differences (cvm's "gradient" is fluid's
+rule, not a derivative: tests/numerics/test_misc_nn_layers.py checks it); they join vision_cases.CASES, which
+tests/ops/test_op_gradients.py runs."""
+import math
+
+import numpy as np
+
+from minifluid.ops.registry import get_op_spec
+from minifluid.testing import call_grad
+
+from .vision_cases import case, normal, rng
+
+
+# --- teacher_student_sigmoid_loss --------------------------------------------------------------------------------
+def tssl_ref(x, label):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        v, z = float(x[i, 0]), float(label[i, 0])
+        sp = math.log1p(math.exp(v))
+        if z < -1:
+            out[i, 0] = sp
+        elif z < 0:
+            out[i, 0] = sp - v
+        elif z < 1:
+            out[i, 0] = 2 * sp - v * z
+        else:
+            out[i, 0] = 2 * sp - v - v * (z - 1)
+    return out
+
+
+_labels = np.array([[-2.0], [-1.0], [0.0], [0.35], [1.0], [1.8]])
+case("teacher_student_sigmoid_loss", inputs={"X": normal(6, 1) * 3, "Label": _labels},
+     reference=lambda X, Label: tssl_ref(X, Label))
+
+
+def tssl_grad_is_cut_outside_the_bounds(inputs, fetched):
+    """Outside [lower, upper] fluid's gradient is 0 (the forward is not clipped, so no central difference)."""
+    spec = get_op_spec("teacher_student_sigmoid_loss")
+    x, label = inputs["X"], inputs["Label"]
+    dx = call_grad(spec, {**spec.attrs, **_NARROW}, (x, label), (None,), (np.ones_like(x),), (True, False))[0]
+    pred = 1 / (1 + np.exp(-x))
+    inside = np.where(label < -1, pred, np.where(label < 0, pred - 1, 2 * pred - label))
+    np.testing.assert_allclose(dx, np.where(np.abs(x) >= 2.0, 0.0, inside), rtol=1e-12)
+
+
+_NARROW = {"soft_max_up_bound": 2.0, "soft_max_lower_bound": -2.0}
+case("teacher_student_sigmoid_loss", "narrow-bounds", inputs={"X": np.array([[-3.0], [2.5], [0.4], [-0.2]]),
+                                                             "Label": np.array([[-2.0], [-1.0], [0.6], [1.2]])},
+     attrs=_NARROW, grad_inputs=(), reference=lambda X, Label: tssl_ref(X, Label),
+     post=tssl_grad_is_cut_outside_the_bounds)
+
+
+# --- cvm ----------------------------------------------------------------------------------------------------------
+def cvm_ref(x, use_cvm):
+    y = x.copy()
+    if not use_cvm:
+        return y[:, 2:]
+    y[:, 0] = np.log(x[:, 0] + 1)
+    y[:, 1] = np.log(x[:, 1] + 1) - np.log(x[:, 0] + 1)
+    return y
+
+
+_counts = rng.uniform(0, 5, (4, 6))
+case("cvm", inputs={"X": _counts, "CVM": rng.uniform(0, 5, (4, 2))}, grad_inputs=(),
+     reference=lambda X, CVM: cvm_ref(X, True))
+case("cvm", "no-cvm", inputs={"X": _counts, "CVM": rng.uniform(0, 5, (4, 2))}, attrs={"use_cvm": False},
+     grad_inputs=(), reference=lambda X, CVM: cvm_ref(X, False))
+
+
+# --- spectral_norm ------------------------------------------------------------------------------------------------
+def spectral_norm_ref(weight, u, v, dim, iters, eps=1e-12):
+    perm = [dim] + [i for i in range(weight.ndim) if i != dim]
+    mat = weight.transpose(perm).reshape(weight.shape[dim], -1)
+    for _ in range(iters):
+        v = mat.T @ u
+        v = v / (np.linalg.norm(v) + eps)
+        u = mat @ v
+        u = u / (np.linalg.norm(u) + eps)
+    return weight / (u @ mat @ v)
+
+
+for _name, _shape, _dim, _iters in (("dim0-no-iteration", (3, 4), 0, 0), ("dim1-4d-no-iteration", (2, 3, 2, 2), 1, 0),
+                                    ("dim0-3d-no-iteration", (4, 2, 3), 0, 0)):
+    _w = normal(*_shape)
+    _h = _shape[_dim]
+    case("spectral_norm", _name, inputs={"Weight": _w, "U": normal(_h), "V": normal(_w.size // _h)},
+         attrs={"dim": _dim, "power_iters": _iters},
+         reference=lambda Weight, U, V, d=_dim, n=_iters: spectral_norm_ref(Weight, U, V, d, n))
+# with power iteration the forward is checked; the gradient holds u and v fixed, so only the forward compares
+_w = normal(4, 3, 2)
+case("spectral_norm", "dim1-five-iterations", inputs={"Weight": _w, "U": normal(3), "V": normal(8)},
+     attrs={"dim": 1, "power_iters": 5}, grad_inputs=(),
+     reference=lambda Weight, U, V: spectral_norm_ref(Weight, U, V, 1, 5))
+
+
+# --- center_loss --------------------------------------------------------------------------------------------------
+def center_loss_ref(x, label, centers, rate, update):
+    diff = np.stack([x[i] - centers[label[i, 0]] for i in range(x.shape[0])])
+    loss = np.array([[0.5 * float(d @ d)] for d in diff])
+    new = centers.copy()
+    if update:
+        for k in range(centers.shape[0]):
+            members = [i for i in range(x.shape[0]) if label[i, 0] == k]
+            new[k] += rate[0] * sum((diff[i] for i in members), np.zeros(x.shape[1])) / (1 + len(members))
+    return diff, loss, new
+
+
+for _update in (True, False):
+    case("center_loss", "update" if _update else "no-update",
+         inputs={"X": normal(5, 3), "Label": np.array([[0], [2], [0], [3], [2]]), "Centers": normal(4, 3),
+                 "CenterUpdateRate": np.array([0.3])},
+         attrs={"cluster_num": 4, "need_update": _update}, grad_inputs=("X",), grad_outputs=("Loss",),
+         reference=lambda X, Label, Centers, CenterUpdateRate, u=_update: center_loss_ref(X, Label, Centers,
+                                                                                        CenterUpdateRate, u))
+
+
+# --- similarity_focus ---------------------------------------------------------------------------------------------
+def similarity_focus_ref(x, axis, indexes):
+    """fluid's walk: sort a plane's entries, descending; take each whose row and column are both still free."""
+    out = np.zeros_like(x)
+    for n in range(x.shape[0]):
+        for index in indexes:
+            plane = np.take(x[n], index, axis=axis - 1)
+            rows, cols = set(), set()
+            for flat in np.argsort(-plane, axis=None, kind="stable"):
+                r, c = divmod(int(flat), plane.shape[1])
+                if r in rows or c in cols:
+                    continue
+                rows.add(r)
+                cols.add(c)
+                where = [n, slice(None), slice(None), slice(None)]
+                others = [a for a in (1, 2, 3) if a != axis]
+                where[others[0]], where[others[1]] = r, c
+                out[tuple(where)] = 1
+    return out
+
+
+for _axis, _indexes in ((1, [0, 2]), (2, [1]), (3, [0, 3, 1])):
+    case("similarity_focus", f"axis{_axis}", inputs={"X": normal(2, 3, 4, 5)},
+         attrs={"axis": _axis, "indexes": _indexes},
+         reference=lambda X, a=_axis, i=_indexes: similarity_focus_ref(X, a, i))
