@@ -87,6 +87,8 @@ from existing ops, with their exports) raises it by 177, what it came to (21,918
 center_loss, npair_loss, teacher_student_sigmoid_loss, continuous_value_model, spectral_norm, similarity_focus,
 random_crop and image_resize_short (ops/center_loss.py, ops/ctr.py, ops/spectral_norm.py, ops/vision_select.py,
 layers/misc_nn.py) raise it by 335, what they came to (22,095 before them): to 22,478.
+data_norm (with its statistics' update in ops/ctr.py) and inplace_abn (ops/inplace_abn.py over batch_norm's kernels),
+with their layers in layers/norm.py, raise it by 161, what they came to (22,430 before them): to 22,639.
 """
 import ast
 import io
@@ -97,7 +99,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_478
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_639
 
 
 def code_lines(path):

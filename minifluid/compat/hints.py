@@ -82,7 +82,6 @@ NOT_SUPPORTED_YET = {
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.layers": "data_norm inplace_abn",
         "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D

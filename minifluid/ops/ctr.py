@@ -90,3 +90,106 @@ def _tssl_backward(attrs, ins, outs, douts, need):
     dx = xp.where(label < -1, pred, xp.where(label < 0, pred - 1, 2 * pred - label))
     dx = xp.where((x >= high) | (x <= low), 0, dx) * douts[0]
     return dx.astype(x.dtype, copy=False), None
+
+
+# --- data_norm: (x - batch_sum / batch_size) * sqrt(batch_size / batch_square_sum), per column ------------------
+# NOTE [ data_norm statistics ]
+# BatchSize, BatchSum and BatchSquareSum are parameters. The backward pass gives them fluid's "gradients", this
+# batch's statistics (N, sum x, sum (x - mean)^2 + N * epsilon per column; with slot_dim, only over the slots
+# whose show value, the slot's first column, is not 0, and then divided by their count, the count set to 1), and
+# folds them in at once as fluid's GPU kernel does: stat = stat * summary_decay_rate + batch stat. The layer gives
+# the three a learning rate of 0, so an optimizer leaves them as that update wrote them.
+_SHOW_EPS = 1e-7
+_DN_ATTRS = {"epsilon": 1e-4, "slot_dim": -1, "summary_decay_rate": 0.9999999, "enable_scale_and_shift": False,
+             "data_layout": "NCHW", "sync_stats": False, "use_mkldnn": False}
+
+
+def _dn_width(attrs, x_shape):
+    c = x_shape[1] if attrs["data_layout"] == "NCHW" else x_shape[-1]
+    if not 2 <= len(x_shape) <= 5:
+        raise ValueError(f"Input X must have 2 to 5 dimensions, but received {len(x_shape)}")
+    return c
+
+
+def _dn_infer(attrs, x, size, total, square, scale_w, bias):
+    c = _dn_width(attrs, x.shape)
+    for slot, v in (("BatchSize", size), ("BatchSum", total), ("BatchSquareSum", square)):
+        if len(v.shape) != 1 or (c >= 0 and v.shape[0] >= 0 and v.shape[0] != c):
+            raise ValueError(f"Input({slot}) of data_norm should be a 1-D tensor of the {c} channels, but received "
+                             f"shape {list(v.shape)}")
+    if attrs["enable_scale_and_shift"] and (scale_w is None or bias is None):
+        raise ValueError("Input(scale_w) and Input(bias) of DataNormOp should not be null.")
+    return (x.shape, x.dtype), ((c,), x.dtype), ((c,), x.dtype)
+
+
+def _dn_rows(attrs, x):
+    """x as [N, C], and the [N, C] mask of the columns that count (all, or the slots whose show is not 0)."""
+    rows = x.reshape(x.shape[0], -1)
+    slot = attrs["slot_dim"]
+    if slot <= 0:
+        return rows, None
+    blocks = rows.reshape(rows.shape[0], -1, slot)
+    shown = array_module(x).abs(blocks[:, :, :1]) >= _SHOW_EPS
+    return rows, np.broadcast_to(shown, blocks.shape).reshape(rows.shape)
+
+
+@register_op("data_norm", inputs=("X", "BatchSize", "BatchSum", "BatchSquareSum", "scale_w", "bias"),
+             outputs=("Y", "Means", "Scales"), optional=("scale_w", "bias"),
+             attrs=_DN_ATTRS, infer_shape=_dn_infer, share_lod={"Y": "X"})
+def _data_norm_forward(attrs, x, size, total, square, scale_w, bias):
+    _dn_infer(attrs, x, size, total, square, scale_w, bias)
+    rows, shown = _dn_rows(attrs, x)
+    means, scales = total / size, array_module(x).sqrt(size / square)
+    y = (rows - means) * scales
+    if attrs["enable_scale_and_shift"]:
+        y = y * scale_w + bias
+    if shown is not None:
+        y = y * shown
+    return y.reshape(x.shape).astype(x.dtype, copy=False), means.astype(x.dtype), scales.astype(x.dtype)
+
+
+@register_op("data_norm_grad", inputs=("X", "Y@GRAD", "scale_w", "bias", "Means", "Scales", "BatchSize", "BatchSum",
+                                       "BatchSquareSum"),
+             outputs=("X@GRAD", "BatchSize@GRAD", "BatchSum@GRAD", "BatchSquareSum@GRAD", "scale_w@GRAD", "bias@GRAD",
+                      "BatchSizeOut", "BatchSumOut", "BatchSquareSumOut"),
+             optional=("scale_w", "bias"), attrs=_DN_ATTRS, no_gradient=True)
+def _data_norm_grad(attrs, x, dy, scale_w, bias, means, scales, size, total, square):
+    """The gradients of X (and scale_w, bias) and the statistics' batch values and update (the NOTE)."""
+    rows, shown = _dn_rows(attrs, x)
+    dy = dy.reshape(rows.shape)
+    if shown is not None and attrs["enable_scale_and_shift"]:
+        dy = dy * shown
+    dx = dy * scales * (scale_w if attrs["enable_scale_and_shift"] else 1)
+    d_scale = d_bias = None
+    if attrs["enable_scale_and_shift"]:
+        d_bias, d_scale = dy.sum(axis=0), (dy * (rows - means) * scales).sum(axis=0)
+    eps, xp = attrs["epsilon"], array_module(x)
+    if shown is None:
+        count = xp.full(rows.shape[1], rows.shape[0], dtype=x.dtype)
+        b_sum, b_square = rows.sum(axis=0), ((rows - means) ** 2).sum(axis=0) + count * eps
+    else:
+        count = shown.sum(axis=0).astype(x.dtype)
+        b_sum, b_square = (rows * shown).sum(axis=0), (((rows - means) * shown) ** 2).sum(axis=0)
+        seen = count >= 1
+        safe = xp.where(seen, count, 1)
+        b_sum, b_square = xp.where(seen, b_sum / safe, 0), xp.where(seen, b_square / safe + count * eps, 0)
+        count = xp.where(seen, 1, 0).astype(x.dtype)
+    decay = attrs["summary_decay_rate"]
+    cast = lambda a: None if a is None else a.astype(x.dtype, copy=False)  # noqa: E731
+    return (cast(dx.reshape(x.shape)), cast(count), cast(b_sum), cast(b_square), cast(d_scale), cast(d_bias),
+            cast(size * decay + count), cast(total * decay + b_sum), cast(square * decay + b_square))
+
+
+@register_grad("data_norm", builder=True)
+def _build_data_norm_grad(op, grads):
+    stats = ("BatchSize", "BatchSum", "BatchSquareSum")
+    inputs = {"X": op.inputs["X"], "Y@GRAD": grads.output("Y"), "Means": op.outputs["Means"],
+              "Scales": op.outputs["Scales"], **{s: op.inputs[s] for s in stats}}
+    outputs = {f"{s}Out": op.inputs[s] for s in stats}
+    for slot in ("scale_w", "bias"):
+        if op.inputs.get(slot):
+            inputs[slot] = op.inputs[slot]
+    for slot in ("X",) + stats + ("scale_w", "bias"):
+        if op.inputs.get(slot):
+            outputs[f"{slot}@GRAD"] = grads.input(slot)
+    return [("data_norm_grad", inputs, outputs, dict(op.attrs))]

@@ -226,3 +226,84 @@ def test_argument_errors_name_what_is_wrong():
             L.random_crop(fluid.data("r2", [2, 5, 5]), [6, 3])
         with pytest.raises(ValueError, match=r"Attr\(dim\) can only be 0 or 1"):
             L.spectral_norm(fluid.data("w3", [3, 4, 2]), dim=2)
+
+
+def test_inplace_abn_equals_batch_norm_then_its_activation_forward_and_backward():
+    x = rng.randn(4, 3, 5, 5).astype("float64")
+    results = {}
+    for kind in ("abn", "composite"):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            img = fluid.data("x", [None, 3, 5, 5], "float64")
+            img.stop_gradient = False
+            attr = fluid.ParamAttr(name=f"{kind}_scale", initializer=fluid.initializer.Constant(1.3))
+            if kind == "abn":
+                y = L.inplace_abn(img, act="elu", act_alpha=0.7, param_attr=attr)
+            else:
+                y = L.elu(L.batch_norm(img, param_attr=attr), alpha=0.7)
+            loss = L.reduce_sum(y * y)
+            grads = fluid.backward.gradients([loss], [img])
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup)
+        results[kind] = exe.run(main, feed={"x": x}, fetch_list=[y] + grads)
+    for got, want in zip(results["abn"], results["composite"]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def _data_norm_program(slot_dim=-1, enable_scale_and_shift=False, train=False):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 4], "float64")
+        x.stop_gradient = False
+        y = L.data_norm(x, slot_dim=slot_dim, enable_scale_and_shift=enable_scale_and_shift,
+                        param_attr={"batch_size": 10.0, "batch_sum": 2.0, "batch_square": 8.0})
+        loss = L.reduce_sum(y * 3.0)
+        if train:  # the statistics' learning rate is 0: only the backward pass moves them
+            grad = None
+            fluid.optimizer.SGD(0.5).minimize(loss)
+        else:  # each backward pass built folds the batch in once
+            grad, = fluid.backward.gradients([loss], [x])
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    return main, exe, y, grad
+
+
+def _stat(name):
+    return np.array(fluid.global_scope().find_var(name).get_tensor())
+
+
+def test_data_norm_normalises_by_its_statistics_and_folds_each_batch_into_them():
+    x = rng.randn(6, 4)
+    main, exe, y, grad = _data_norm_program()
+    params = sorted(p.name for p in main.global_block().all_parameters())
+    assert params == ["dn.batch_size", "dn.batch_square_sum", "dn.batch_sum"]
+    size, total, square = np.full(4, 10.0), np.full(4, 2.0), np.full(4, 8.0)
+    for _ in range(3):  # each run normalises by the statistics so far, then folds the batch in
+        got, g = exe.run(main, feed={"x": x}, fetch_list=[y, grad])
+        mean, scale = total / size, np.sqrt(size / square)
+        np.testing.assert_allclose(got, (x - mean) * scale, rtol=1e-12)
+        np.testing.assert_allclose(g, np.broadcast_to(3.0 * scale, x.shape), rtol=1e-12)
+        decay = 0.9999999
+        size, total, square = (size * decay + 6, total * decay + x.sum(0),
+                               square * decay + ((x - mean) ** 2).sum(0) + 6 * 1e-5)
+        for name, want in (("dn.batch_size", size), ("dn.batch_sum", total), ("dn.batch_square_sum", square)):
+            np.testing.assert_allclose(_stat(name), want, rtol=1e-12)
+
+
+def test_data_norm_slots_without_a_show_are_zero_and_count_for_nothing():
+    x = rng.randn(3, 4)
+    x[0, 0] = 0.0  # row 0, slot 0: no show
+    x[1, 2] = x[2, 2] = 0.0  # slot 1 shown only in row 0
+    main, exe, y, _ = _data_norm_program(slot_dim=2, enable_scale_and_shift=True, train=True)
+    got, = exe.run(main, feed={"x": x}, fetch_list=[y])
+    want = (x - 0.2) * np.sqrt(10 / 8)
+    want[0, :2] = 0
+    want[1:, 2:] = 0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    shown = np.array([[0, 0, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0]], bool)
+    count = shown.sum(0)
+    decay = 0.9999999
+    np.testing.assert_allclose(_stat("dn.batch_size"), 10 * decay + 1, rtol=1e-12)
+    np.testing.assert_allclose(_stat("dn.batch_sum"), 2 * decay + (x * shown).sum(0) / count, rtol=1e-12)
+    dev = (((x - 0.2) * shown) ** 2).sum(0) / count + count * 1e-5
+    np.testing.assert_allclose(_stat("dn.batch_square_sum"), 8 * decay + dev, rtol=1e-12)

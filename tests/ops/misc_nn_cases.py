@@ -140,3 +140,51 @@ for _axis, _indexes in ((1, [0, 2]), (2, [1]), (3, [0, 3, 1])):
     case("similarity_focus", f"axis{_axis}", inputs={"X": normal(2, 3, 4, 5)},
          attrs={"axis": _axis, "indexes": _indexes},
          reference=lambda X, a=_axis, i=_indexes: similarity_focus_ref(X, a, i))
+
+
+# --- inplace_abn: batch_norm then identity / leaky_relu / elu ------------------------------------------------------
+def abn_ref(x, scale, bias, mean, var, act, alpha, axes, bshape, use_batch=True, eps=1e-5):
+    mu, v = (x.mean(axis=axes), x.var(axis=axes)) if use_batch else (mean, var)
+    z = (x - mu.reshape(bshape)) / np.sqrt(v.reshape(bshape) + eps) * scale.reshape(bshape) + bias.reshape(bshape)
+    if act == "leaky_relu":
+        return np.where(z > 0, z, alpha * z)
+    if act == "elu":
+        return np.where(z > 0, z, alpha * (np.exp(z) - 1))
+    return z
+
+
+for _act, _alpha, _layout, _test in (("leaky_relu", 0.1, "NCHW", False), ("elu", 1.0, "NCHW", False),
+                                     ("elu", 0.7, "NHWC", False), ("", 0.1, "NCHW", False),
+                                     ("leaky_relu", 0.2, "NCHW", True)):
+    _c = 4 if _layout == "NHWC" else 3
+    _axes, _bshape = ((0, 1, 2), (1, 1, 1, 4)) if _layout == "NHWC" else ((0, 2, 3), (1, 3, 1, 1))
+    case("inplace_abn", f"{_act or 'identity'}-{_layout}{'-test' if _test else ''}",
+         inputs={"X": normal(2, 3, 3, 4), "Scale": rng.uniform(0.5, 1.5, _c), "Bias": normal(_c) * 0.3,
+                 "Mean": normal(_c), "Variance": rng.uniform(0.5, 2.0, _c)},
+         attrs={"activation": _act, "alpha": _alpha, "data_layout": _layout, "is_test": _test}, grad_outputs=["Y"],
+         outputs=["Y"], reference=lambda X, Scale, Bias, Mean, Variance, a=_act, al=_alpha, ax=_axes, b=_bshape,
+         t=_test: abn_ref(X, Scale, Bias, Mean, Variance, a, al, ax, b, use_batch=not t))
+
+
+# --- data_norm (its gradient and statistics update: tests/numerics/test_misc_nn_layers.py) -------------------------
+def data_norm_ref(x, size, total, square, scale_w=None, bias=None, slot=-1):
+    y = (x - total / size) * np.sqrt(size / square)
+    if scale_w is not None:
+        y = y * scale_w + bias
+    if slot > 0:
+        for n in range(x.shape[0]):
+            for s in range(0, x.shape[1], slot):
+                if abs(x[n, s]) < 1e-7:
+                    y[n, s:s + slot] = 0
+    return y
+
+
+_x = normal(5, 4)
+_x[1, 0] = _x[3, 2] = 0.0
+_stats = {"BatchSize": rng.uniform(5, 10, 4), "BatchSum": normal(4), "BatchSquareSum": rng.uniform(5, 10, 4)}
+case("data_norm", inputs={"X": _x, **_stats}, outputs=["Y"],
+     reference=lambda X, BatchSize, BatchSum, BatchSquareSum: data_norm_ref(X, BatchSize, BatchSum, BatchSquareSum))
+case("data_norm", "slots-scale-shift", inputs={"X": _x, **_stats, "scale_w": normal(4), "bias": normal(4)},
+     attrs={"slot_dim": 2, "enable_scale_and_shift": True}, outputs=["Y"],
+     reference=lambda X, BatchSize, BatchSum, BatchSquareSum, scale_w, bias: data_norm_ref(
+         X, BatchSize, BatchSum, BatchSquareSum, scale_w, bias, slot=2))
