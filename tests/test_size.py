@@ -89,6 +89,8 @@ random_crop and image_resize_short (ops/center_loss.py, ops/ctr.py, ops/spectral
 layers/misc_nn.py) raise it by 335, what they came to (22,095 before them): to 22,478.
 data_norm (with its statistics' update in ops/ctr.py) and inplace_abn (ops/inplace_abn.py over batch_norm's kernels),
 with their layers in layers/norm.py, raise it by 161, what they came to (22,430 before them): to 22,639.
+hash (XXH64 over all rows at once) and filter_by_instag (ops/ctr.py, layers/misc_nn.py) raise it by 104, what they
+came to (22,591 before them): to 22,743.
 """
 import ast
 import io
@@ -99,7 +101,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_639
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_743
 
 
 def code_lines(path):

@@ -1,5 +1,5 @@
 """fluid 1.8's remaining loss, CTR and selection layers: center_loss, npair_loss, teacher_student_sigmoid_loss,
-continuous_value_model, spectral_norm, similarity_focus, random_crop, image_resize_short (ops in
+continuous_value_model, hash, filter_by_instag, spectral_norm, similarity_focus, random_crop, image_resize_short (ops in
 ops/center_loss.py, ops/ctr.py, ops/spectral_norm.py and ops/vision_select.py; npair_loss and
 image_resize_short are built from existing layers)."""
 import numpy as np
@@ -19,8 +19,8 @@ from .math import matmul, reduce_mean, reduce_sum
 from .nn import square
 from .tensor import cast, reshape, transpose
 
-__all__ = ["center_loss", "continuous_value_model", "image_resize_short", "npair_loss", "random_crop",
-           "similarity_focus", "spectral_norm", "teacher_student_sigmoid_loss"]
+__all__ = ["center_loss", "continuous_value_model", "filter_by_instag", "hash", "image_resize_short", "npair_loss",
+           "random_crop", "similarity_focus", "spectral_norm", "teacher_student_sigmoid_loss"]
 
 _FLOATS = ("float32", "float64")
 
@@ -167,3 +167,32 @@ def image_resize_short(input, out_short_len, resample="BILINEAR"):
     out[short] = out_short_len
     out[1 - short] = int(float(hw[1 - short]) * (float(out_short_len) / float(hw[short])) + 0.5)
     return image_resize(input=input, out_shape=out, resample=resample)
+
+
+def hash(input, hash_size, num_hash=1, name=None):
+    """XXH64 of each row of the int32 / int64 [N, D] ``input`` with seeds 0 .. num_hash - 1, modulo ``hash_size``:
+    [N, num_hash, 1] of the input's dtype (LoD kept)."""
+    check_variable_and_dtype(input, "input", ("int32", "int64"), "hash")
+    check_type(hash_size, "hash_size", (int,), "hash")
+    check_type(num_hash, "num_hash", (int,), "hash")
+    helper = LayerHelper("hash", name=name)
+    out = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    helper.append_op(type="hash", inputs={"X": [input]}, outputs={"Out": [out]},
+                     attrs={"num_hash": num_hash, "mod_by": hash_size})
+    return out
+
+
+def filter_by_instag(ins, ins_tag, filter_tag, is_lod, out_val_if_empty=0):
+    """The instances of ``ins`` (LoD sequences, or single rows when not ``is_lod``) one of whose tags (``ins_tag``,
+    int64 with one LoD sequence per instance) is in ``filter_tag``; returns [out, loss_weight], loss_weight [K, 1]
+    ones, or a single ``out_val_if_empty`` row with weight 0 when none is kept."""
+    check_variable_and_dtype(ins_tag, "ins_tag", ("int64",), "filter_by_instag")
+    check_variable_and_dtype(filter_tag, "filter_tag", ("int64",), "filter_by_instag")
+    helper = LayerHelper("filter_by_instag")
+    out = helper.create_variable_for_type_inference(ins.dtype)
+    loss_weight = helper.create_variable_for_type_inference("float32", stop_gradient=True)
+    index_map = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op(type="filter_by_instag", inputs={"Ins": [ins], "Ins_tag": [ins_tag], "Filter_tag": [filter_tag]},
+                     outputs={"Out": [out], "LossWeight": [loss_weight], "IndexMap": [index_map]},
+                     attrs={"is_lod": is_lod, "out_val_if_empty": out_val_if_empty})
+    return [out, loss_weight]

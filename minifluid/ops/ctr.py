@@ -193,3 +193,111 @@ def _build_data_norm_grad(op, grads):
         if op.inputs.get(slot):
             outputs[f"{slot}@GRAD"] = grads.input(slot)
     return [("data_norm_grad", inputs, outputs, dict(op.attrs))]
+
+
+# --- hash: XXH64 of each row's bytes, seeds 0 .. num_hash - 1, modulo mod_by: [N, D] -> [N, num_hash, 1] -----------
+_P1, _P2, _P3, _P4, _P5 = (np.uint64(p) for p in (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                                                  0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5))
+
+
+def _rotl(x, r):
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+def _xx_round(acc, lane):
+    return _rotl(acc + lane * _P2, 31) * _P1
+
+
+def _xxh64(data, seed):
+    """XXH64 of every row of the uint8 matrix ``data`` (all rows one length) with ``seed``, as uint64: the rows run
+    through the same steps, so each step is one numpy operation over all of them (uint64 arithmetic wraps)."""
+    n, size = data.shape
+    seed = np.uint64(seed)
+    words = data[:, :size // 8 * 8].copy().view("<u8")  # the little-endian 8-byte words
+    pos = 0
+    if size >= 32:
+        acc = [np.full(n, v, dtype=np.uint64) for v in (seed + _P1 + _P2, seed + _P2, seed, seed - _P1)]
+        for stripe in range(size // 32):
+            acc = [_xx_round(a, words[:, stripe * 4 + i]) for i, a in enumerate(acc)]
+        h = _rotl(acc[0], 1) + _rotl(acc[1], 7) + _rotl(acc[2], 12) + _rotl(acc[3], 18)
+        for a in acc:
+            h = (h ^ _xx_round(np.uint64(0), a)) * _P1 + _P4
+        pos = size // 32 * 32
+    else:
+        h = np.full(n, seed + _P5, dtype=np.uint64)
+    h = h + np.uint64(size)
+    while pos + 8 <= size:
+        h = _rotl(h ^ _xx_round(np.uint64(0), words[:, pos // 8]), 27) * _P1 + _P4
+        pos += 8
+    if pos + 4 <= size:
+        h = _rotl(h ^ data[:, pos:pos + 4].copy().view("<u4")[:, 0].astype(np.uint64) * _P1, 23) * _P2 + _P3
+        pos += 4
+    for i in range(pos, size):
+        h = _rotl(h ^ data[:, i].astype(np.uint64) * _P5, 11) * _P1
+    for shift, prime in ((33, _P2), (29, _P3)):
+        h = (h ^ (h >> np.uint64(shift))) * prime
+    return h ^ (h >> np.uint64(32))
+
+
+def _hash_infer(attrs, x):
+    if len(x.shape) != 2:
+        raise ValueError(f"The input of hash_op's dimensions must be 2, but received {len(x.shape)}")
+    return (x.shape[0], attrs["num_hash"], 1), x.dtype
+
+
+@register_op("hash", inputs=("X",), outputs=("Out",), attrs={"num_hash": 1, "mod_by": 100000},
+             infer_shape=_hash_infer, no_gradient=True, share_lod={"Out": "X"})
+def _hash_forward(attrs, x):
+    _hash_infer(attrs, x)
+    data = np.ascontiguousarray(x).view(np.uint8).reshape(x.shape[0], -1)
+    with np.errstate(over="ignore"):
+        hashes = np.stack([_xxh64(data, seed) for seed in range(attrs["num_hash"])], axis=1)
+    return (hashes % np.uint64(attrs["mod_by"])).astype(x.dtype)[:, :, None]
+
+
+# --- filter_by_instag: the instances one of whose tags is in Filter_tag, in order ---------------------------------
+def _instag_keep(ctx, attrs, ins, tags, wanted):
+    """(the kept instances' first rows, their row counts) from the tag LoD and the instance LoD (one row each
+    without ``is_lod``)."""
+    tag_lod = ctx.input_lod("Ins_tag")
+    tag_counts = np.asarray(tag_lod[0] if tag_lod else [1] * len(tags), dtype=np.int64)
+    hit = np.isin(tags.reshape(-1), wanted.reshape(-1)).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(tag_counts)[:-1]])
+    hits = np.add.reduceat(np.append(hit, 0), starts) * (tag_counts > 0) if len(starts) else np.zeros(0, np.int64)
+    ins_lod = ctx.input_lod("Ins")
+    rows = np.asarray(ins_lod[0], dtype=np.int64) if attrs["is_lod"] and ins_lod else np.ones(len(ins), np.int64)
+    first = np.concatenate([[0], np.cumsum(rows)[:-1]])
+    keep = hits[:len(rows)] > 0
+    return first[keep], rows[keep]
+
+
+@register_op("filter_by_instag", inputs=("Ins", "Ins_tag", "Filter_tag"), outputs=("Out", "LossWeight", "IndexMap"),
+             attrs={"is_lod": True, "out_val_if_empty": 0}, no_grad_inputs=("Ins_tag", "Filter_tag"), context=True,
+             infer_shape=lambda attrs, ins, tag, wanted: (((-1, ins.shape[1]), ins.dtype), ((-1, 1), "float32"),
+                                                          ((-1, 3), "int64")))
+def _filter_by_instag_forward(ctx, attrs, ins, tags, wanted):
+    first, rows = _instag_keep(ctx, attrs, ins, tags, wanted)
+    if not len(rows):  # nothing kept: one row of out_val_if_empty, loss weight 0
+        ctx.set_output_lod("Out", [[1]])
+        for slot in ("LossWeight", "IndexMap"):
+            ctx.set_output_lod(slot, [[1]])
+        return (np.full((1, ins.shape[1]), attrs["out_val_if_empty"], dtype=ins.dtype),
+                np.zeros((1, 1), np.float32), np.array([[0, 1, 1]], np.int64))
+    out_first = np.concatenate([[0], np.cumsum(rows)[:-1]])
+    source = np.repeat(first - out_first, rows) + np.arange(rows.sum())  # each output row's input row
+    ctx.set_output_lod("Out", [rows.tolist()])
+    for slot in ("LossWeight", "IndexMap"):
+        ctx.set_output_lod(slot, [[1] * len(rows)])
+    return (ins[source], np.ones((len(rows), 1), np.float32),
+            np.stack([out_first, first, rows], axis=1).astype(np.int64))
+
+
+@register_grad("filter_by_instag", reads=("Ins", "LossWeight", "IndexMap"))
+def _filter_by_instag_backward(ctx, attrs, ins, outs, douts, need):
+    x, (_, weight, index) = ins[0], outs
+    dx = np.zeros(x.shape, dtype=douts[0].dtype)
+    if weight.size != 1 or weight.reshape(-1)[0] != 0:
+        out_first, first, rows = index[:, 0], index[:, 1], index[:, 2]
+        step = np.arange(rows.sum()) - np.repeat(np.concatenate([[0], np.cumsum(rows)[:-1]]), rows)
+        dx[np.repeat(first, rows) + step] = douts[0][np.repeat(out_first, rows) + step]
+    return dx, None, None

@@ -23,7 +23,8 @@ def run(build, feed, runs=1):
         fetch = build()
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
-    results = [exe.run(main, feed=feed, fetch_list=fetch) for _ in range(runs)]
+    results = [[np.array(r) for r in exe.run(main, feed=feed, fetch_list=fetch, return_numpy=False)]
+               for _ in range(runs)]
     return fetch, results if runs > 1 else results[0]
 
 
@@ -307,3 +308,29 @@ def test_data_norm_slots_without_a_show_are_zero_and_count_for_nothing():
     np.testing.assert_allclose(_stat("dn.batch_sum"), 2 * decay + (x * shown).sum(0) / count, rtol=1e-12)
     dev = (((x - 0.2) * shown) ** 2).sum(0) / count + count * 1e-5
     np.testing.assert_allclose(_stat("dn.batch_square_sum"), 8 * decay + dev, rtol=1e-12)
+
+
+def test_hash_and_filter_by_instag_signatures_shapes_and_the_empty_case():
+    assert _signature(L.hash) == [("input", E), ("hash_size", E), ("num_hash", 1), ("name", None)]
+    assert _signature(L.filter_by_instag) == [("ins", E), ("ins_tag", E), ("filter_tag", E), ("is_lod", E),
+                                              ("out_val_if_empty", 0)]
+    ids = np.array([[1, 2], [1, 2], [2, 1]], "int64")
+
+    def build():
+        ins = fluid.data("ins", [None, 2], "float32")
+        tag = fluid.data("tag", [None, 1], "int64", lod_level=1)
+        out, weight = L.filter_by_instag(ins, tag, fluid.data("want", [1], "int64"), False, out_val_if_empty=-3)
+        return [L.hash(fluid.data("ids", [None, 2], "int64"), 50, num_hash=4), out, weight]
+    tags = fluid.create_lod_tensor(np.array([[1], [2], [3]]), [[1, 1, 1]], fluid.CPUPlace())
+    feed = {"ids": ids, "ins": np.ones((3, 2), "float32"), "tag": tags, "want": np.array([8])}
+    outs, (hashed, out, weight) = run(build, feed)
+    assert [list(o.shape) for o in outs] == [[-1, 4, 1], [-1, 2], [-1, 1]]
+    assert hashed.shape == (3, 4, 1) and hashed.dtype == np.int64 and ((0 <= hashed) & (hashed < 50)).all()
+    np.testing.assert_array_equal(hashed[0], hashed[1])  # equal rows, equal hashes
+    assert len({tuple(hashed[0, :, 0]), tuple(hashed[2, :, 0])}) == 2 and len(set(hashed[0, :, 0])) > 1
+    np.testing.assert_array_equal(out, [[-3, -3]])  # no instance has tag 8: one filler row, weight 0
+    np.testing.assert_array_equal(weight, [[0]])
+    feed["want"] = np.array([3])
+    _, (_, out, weight) = run(build, feed)
+    np.testing.assert_array_equal(out, [[1, 1]])
+    np.testing.assert_array_equal(weight, [[1]])

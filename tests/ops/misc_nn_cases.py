@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from minifluid.lod_tensor import LoDTensor
 from minifluid.ops.registry import get_op_spec
 from minifluid.testing import call_grad
 
@@ -188,3 +189,77 @@ case("data_norm", "slots-scale-shift", inputs={"X": _x, **_stats, "scale_w": nor
      attrs={"slot_dim": 2, "enable_scale_and_shift": True}, outputs=["Y"],
      reference=lambda X, BatchSize, BatchSum, BatchSquareSum, scale_w, bias: data_norm_ref(
          X, BatchSize, BatchSum, BatchSquareSum, scale_w, bias, slot=2))
+
+
+# --- hash: XXH64 written out byte by byte here, from the algorithm's description ----------------------------------
+def xxh64_ref(data, seed):
+    mask = (1 << 64) - 1
+    p1, p2, p3, p4, p5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                          0x27D4EB2F165667C5)
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (64 - r))) & mask
+
+    def mix(acc, lane):
+        return rotl((acc + lane * p2) & mask, 31) * p1 & mask
+
+    def word(at, size):
+        return int.from_bytes(data[at:at + size], "little")
+    i, n = 0, len(data)
+    if n >= 32:
+        v = [(seed + p1 + p2) & mask, (seed + p2) & mask, seed, (seed - p1) & mask]
+        while i + 32 <= n:
+            v = [mix(v[k], word(i + 8 * k, 8)) for k in range(4)]
+            i += 32
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & mask
+        for lane in v:
+            h = ((h ^ mix(0, lane)) * p1 + p4) & mask
+    else:
+        h = (seed + p5) & mask
+    h = (h + n) & mask
+    while i + 8 <= n:
+        h = (rotl(h ^ mix(0, word(i, 8)), 27) * p1 + p4) & mask
+        i += 8
+    if i + 4 <= n:
+        h = (rotl(h ^ (word(i, 4) * p1 & mask), 23) * p2 + p3) & mask
+        i += 4
+    while i < n:
+        h = rotl(h ^ (data[i] * p5 & mask), 11) * p1 & mask
+        i += 1
+    h = (h ^ (h >> 33)) * p2 & mask
+    h = (h ^ (h >> 29)) * p3 & mask
+    return h ^ (h >> 32)
+
+
+def hash_ref(x, num_hash, mod_by):
+    return np.array([[[xxh64_ref(row.tobytes(), seed) % mod_by] for seed in range(num_hash)] for row in x],
+                    dtype=x.dtype)
+
+
+assert xxh64_ref(b"", 0) == 0xEF46DB3751D8E999 and xxh64_ref(b"abc", 0) == 0x44BC2CF5AD770999  # published vectors
+for _name, _x, _n, _mod in (("int64-rows", rng.integers(-10 ** 12, 10 ** 12, (5, 3)), 3, 100000),  # 24 bytes
+                            ("int32-long-rows", rng.integers(0, 1000, (4, 11)).astype(np.int32), 2, 977),  # 44 bytes
+                            ("int64-wide", rng.integers(0, 50, (3, 9)), 1, 10 ** 9)):  # 72 bytes: two stripes
+    case("hash", _name, inputs={"X": _x}, attrs={"num_hash": _n, "mod_by": _mod},
+         reference=lambda X, n=_n, m=_mod: hash_ref(X, n, m))
+
+
+# --- filter_by_instag --------------------------------------------------------------------------------------------
+def instag_ref(ins, ins_lens, tags, tag_lens, wanted):
+    rows, lens, index, start, tag_at, out_at = [], [], [], 0, 0, 0
+    for n_rows, n_tags in zip(ins_lens, tag_lens):
+        if set(tags[tag_at:tag_at + n_tags, 0]) & set(wanted):
+            rows += list(ins[start:start + n_rows])
+            lens.append(n_rows)
+            index.append([out_at, start, n_rows])
+            out_at += n_rows
+        start, tag_at = start + n_rows, tag_at + n_tags
+    return {"Out": np.array(rows), "LossWeight": np.ones((len(lens), 1), np.float32), "IndexMap": np.array(index)}
+
+
+_ins_lens, _tag_lens = [2, 1, 3, 2], [2, 1, 2, 1]
+_ins = LoDTensor(normal(8, 3), [_ins_lens])
+_tags = LoDTensor(np.array([[1], [5], [2], [7], [3], [9]]), [_tag_lens])
+case("filter_by_instag", inputs={"Ins": _ins, "Ins_tag": _tags, "Filter_tag": np.array([3, 9, 4])},
+     output_lods={"Out": [[3, 2]]}, grad_outputs=("Out",),
+     reference=lambda Ins, Ins_tag, Filter_tag: instag_ref(Ins, _ins_lens, Ins_tag, _tag_lens, Filter_tag))
