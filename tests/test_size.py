@@ -91,6 +91,8 @@ data_norm (with its statistics' update in ops/ctr.py) and inplace_abn (ops/inpla
 with their layers in layers/norm.py, raise it by 161, what they came to (22,430 before them): to 22,639.
 hash (XXH64 over all rows at once) and filter_by_instag (ops/ctr.py, layers/misc_nn.py) raise it by 104, what they
 came to (22,591 before them): to 22,743.
+conv3d, conv3d_transpose, pool3d and adaptive_pool3d (ops/conv3d.py with its Volume geometry, ops/pool3d.py,
+layers/vision3d.py) raise it by 420, what they came to (22,695 before them): to 23,163.
 """
 import ast
 import io
@@ -101,7 +103,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 22_743
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_163
 
 
 def code_lines(path):

@@ -73,7 +73,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
     "convolution and pooling": {
-        "paddle.fluid.layers": "conv3d conv3d_transpose deformable_conv pool3d adaptive_pool3d",
+        "paddle.fluid.layers": "deformable_conv",
         "paddle.fluid": "Conv3D",
         "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
         "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D

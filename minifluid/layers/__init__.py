@@ -25,6 +25,7 @@ from . import distributions
 from .distributions import Categorical, MultivariateNormalDiag, Normal, Uniform
 from .misc_nn import *  # noqa: F401,F403
 from .misc_nn import __all__ as _misc_nn_all
+from .vision3d import adaptive_pool3d, conv3d, conv3d_transpose, pool3d
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -100,5 +101,6 @@ __all__ += _vision_misc_all + ["interpolate", "resize_trilinear"]  # layers/visi
 __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
 __all__ += ["Categorical", "MultivariateNormalDiag", "Normal", "Uniform"]  # layers/distributions.py
 __all__ += _misc_nn_all  # center_loss, npair_loss, spectral_norm, random_crop ...: layers/misc_nn.py
+__all__ += ["adaptive_pool3d", "conv3d", "conv3d_transpose", "pool3d"]  # layers/vision3d.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had

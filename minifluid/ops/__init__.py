@@ -11,6 +11,6 @@ from . import vision_misc  # noqa: F401
 from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
-from . import center_loss, ctr, inplace_abn, spectral_norm, vision_select  # noqa: F401
+from . import center_loss, conv3d, ctr, inplace_abn, pool3d, spectral_norm, vision_select  # noqa: F401
 
 __all__ = ["registry"]

@@ -12,6 +12,7 @@ from minifluid.testing import call_grad, call_kernel
 from . import dense_cases, sampled_loss_cases, vision_cases
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.RandomState(0)
 _CASES = vision_cases.CASES + [p for p in dense_cases.CASES if p.values[0] in sampled_loss_cases.OPS]
