@@ -93,6 +93,12 @@ hash (XXH64 over all rows at once) and filter_by_instag (ops/ctr.py, layers/misc
 came to (22,591 before them): to 22,743.
 conv3d, conv3d_transpose, pool3d and adaptive_pool3d (ops/conv3d.py with its Volume geometry, ops/pool3d.py,
 layers/vision3d.py) raise it by 420, what they came to (22,695 before them): to 23,163.
+fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
+it by 39, what they came to (21,966 before them): to 22,005.
+SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
+ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
+to 22,384 with the containers' 39.
+With the five lines above from distributions to conv3d (+1,197), the budget is 23,581 (22,384 + 1,197).
 """
 import ast
 import io
@@ -103,7 +109,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_163
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_581
 
 
 def code_lines(path):

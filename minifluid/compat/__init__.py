@@ -73,6 +73,7 @@ MODULE_MAP = {
     "paddle.fluid.dygraph": "minifluid.dygraph",
     "paddle.fluid.dygraph.nn": "minifluid.dygraph.nn",
     "paddle.fluid.dygraph.base": "minifluid.dygraph.base",
+    "paddle.fluid.dygraph.container": "minifluid.dygraph.container",
     "paddle.dataset": "minifluid.dataset",
     "paddle.distributed": "minifluid.compat.paddle_distributed",
     "paddle.dataset.mnist": "minifluid.dataset.mnist",

@@ -25,8 +25,6 @@ REPLACEMENTS = {
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
     "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
-    "paddle.fluid.dygraph.Sequential": "paddle.nn.Sequential(*layers)",
-    "paddle.fluid.dygraph.LayerList": "paddle.nn.LayerList(sublayers)",
     "paddle.fluid.dygraph.MSELoss": "paddle.nn.MSELoss(reduction)",
     "paddle.static.Print": "fluid.layers.Print(input)",
     "paddle.static.accuracy": "fluid.layers.accuracy(input, label, k=1)",
@@ -61,10 +59,10 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
-        "paddle.fluid.layers": """prior_box density_prior_box multi_box_head bipartite_match target_assign
-            detection_output ssd_loss rpn_target_assign retinanet_target_assign anchor_generator
+        "paddle.fluid.layers": """multi_box_head bipartite_match target_assign
+            detection_output ssd_loss rpn_target_assign retinanet_target_assign
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
-            iou_similarity box_coder polygon_box_transform yolov3_loss yolo_box box_clip multiclass_nms
+            polygon_box_transform yolov3_loss yolo_box multiclass_nms
             locality_aware_nms matrix_nms retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
             collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
@@ -118,8 +116,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "other dygraph layers": {
-        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv ParameterList",
-        "paddle.nn": "ParameterList"},
+        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv"},
     "metrics": {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},

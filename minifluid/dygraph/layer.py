@@ -115,6 +115,8 @@ class Layer:
             return d["_parameters"][name]
         if name in d.get("_sub_layers", ()):
             return d["_sub_layers"][name]
+        if name == "_helper" and "_full_name" in d:  # fluid 1.8 layers build their ops with self._helper
+            return LayerHelper(type(self).__name__, name=d["_full_name"])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):

@@ -4,6 +4,7 @@ The classes are the fluid dygraph layers under paddle 2.x names and arguments. C
 eagerly whatever the global mode (paddle 2.x defaults to dynamic mode), so a 2.x script needs no
 ``paddle.disable_static()``; ``fluid.layers.*`` inside a custom ``forward`` run eagerly as well.
 """
+from . import container as _container
 from . import functional
 from . import nn as _nn
 from .paddle_layers import *  # noqa: F401,F403  (names in paddle_layers.__all__)
@@ -12,11 +13,12 @@ from .layer import Layer as _Layer
 from .tensor import apply
 
 __all__ = ["AdaptiveAvgPool2D", "AdaptiveMaxPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm",
-           "BatchNorm1D", "BatchNorm2D", "Conv2D", "Conv2DTranspose", "CrossEntropyLoss", "Dropout", "Dropout2D", "ELU",
-           "Embedding", "Flatten", "GELU", "Hardshrink", "Hardsigmoid", "Hardswish", "L1Loss", "Layer", "LayerList",
-           "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2D", "NLLLoss", "PReLU",
-           "Pad2D", "ReLU", "ReLU6", "SELU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus",
-           "Softshrink", "Softsign", "Swish", "Tanh", "Tanhshrink", "ThresholdedReLU", "Upsample", "functional"]
+           "BatchNorm1D", "BatchNorm2D", "Conv2D", "Conv2DTranspose", "CrossEntropyLoss", "Dropout", "Dropout2D",
+           "ELU", "Embedding", "Flatten", "GELU", "Hardshrink", "Hardsigmoid", "Hardswish", "L1Loss", "Layer",
+           "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2D",
+           "NLLLoss", "PReLU", "Pad2D", "ParameterList", "ReLU", "ReLU6", "SELU", "Sequential", "Sigmoid",
+           "SmoothL1Loss", "Softmax", "Softplus", "Softshrink", "Softsign", "Swish", "Tanh", "Tanhshrink",
+           "ThresholdedReLU", "Upsample", "functional"]
 
 _eager_call = eager_api(_Layer.__call__)
 
@@ -102,41 +104,16 @@ class Flatten(Layer):
         return apply("reshape2", {"X": x}, {"shape": shape[:self._start] + [-1] + shape[stop + 1:]})
 
 
-class Sequential(Layer):
-    """Sublayers called in order: ``Sequential(l1, l2)`` or ``Sequential(('name', l1), ...)``."""
-
-    def __init__(self, *layers):
-        super().__init__()
-        for i, layer in enumerate(layers):
-            name, layer = layer if isinstance(layer, tuple) else (str(i), layer)
-            self.add_sublayer(name, layer)
-
-    def forward(self, x):
-        for layer in self._sub_layers.values():
-            x = layer(x)
-        return x
+class Sequential(_container.Sequential):
+    __call__ = _eager_call
 
 
-class LayerList(Layer):
-    """A list of sublayers (registered, so their parameters are the list's)."""
+class LayerList(_container.LayerList):
+    __call__ = _eager_call
 
-    def __init__(self, sublayers=None):
-        super().__init__()
-        for layer in sublayers or ():
-            self.append(layer)
 
-    def append(self, layer):
-        self.add_sublayer(str(len(self._sub_layers)), layer)
-        return self
-
-    def __getitem__(self, idx):
-        return list(self._sub_layers.values())[idx]
-
-    def __len__(self):
-        return len(self._sub_layers)
-
-    def __iter__(self):
-        return iter(self._sub_layers.values())
+class ParameterList(_container.ParameterList):
+    __call__ = _eager_call
 
 
 class MSELoss(Layer):

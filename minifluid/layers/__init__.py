@@ -17,6 +17,9 @@ from .recurrent import *  # noqa: F401,F403
 from .sequence_label import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403
 from .ctc import __all__ as _ctc_all
+from . import detection
+from .detection import *  # noqa: F401,F403
+from .detection import __all__ as _detection_all
 from .sequence_window import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .vision_misc import *  # noqa: F401,F403
@@ -102,5 +105,6 @@ __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
 __all__ += ["Categorical", "MultivariateNormalDiag", "Normal", "Uniform"]  # layers/distributions.py
 __all__ += _misc_nn_all  # center_loss, npair_loss, spectral_norm, random_crop ...: layers/misc_nn.py
 __all__ += ["adaptive_pool3d", "conv3d", "conv3d_transpose", "pool3d"]  # layers/vision3d.py
+__all__ += _detection_all  # SSD-style detection: layers/detection.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had
