@@ -99,6 +99,8 @@ SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou
 ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
 to 22,384 with the containers' 39.
 With the five lines above from distributions to conv3d (+1,197), the budget is 23,581 (22,384 + 1,197).
+max_pool3d_with_index (adaptive_pool3d's max op, with its Mask, in ops/pool3d.py) raises it by 48, what it came to
+(23,581 before it): to 23,629.
 """
 import ast
 import io
@@ -109,7 +111,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_581
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_629
 
 
 def code_lines(path):

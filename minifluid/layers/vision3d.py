@@ -168,7 +168,8 @@ def pool3d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
 
 def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name=None):
     """Pool [N, C, D, H, W] down to ``pool_size`` (D', H', W'): output i of m along an axis of n covers
-    [floor(i*n/m), ceil((i+1)*n/m)), as fluid does."""
+    [floor(i*n/m), ceil((i+1)*n/m)), as fluid does; max pooling runs fluid's max_pool3d_with_index, whose Mask (the
+    flat D*H*W position of each max, int32) comes back too with ``require_index``."""
     if not isinstance(pool_type, str):
         raise TypeError(f"The type of 'pool_type' in adaptive_pool3d must be str, but received "
                         f"{type(pool_type).__name__}. ")
@@ -176,12 +177,16 @@ def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name
         raise ValueError(f"Unknown pool_type: '{pool_type}'. It can only be 'max' or 'avg'.")
     if pool_type == "avg" and require_index:
         raise ValueError("invalid setting 'require_index' true when 'pool_type' is 'avg'.")
-    if require_index:
-        raise NotImplementedError("adaptive_pool3d(require_index=True) (fluid's max_pool3d_with_index op) is not "
-                                  "supported yet; call it with require_index=False for the pooled values")
     _channels(input, "NCDHW", "adaptive_pool3d")
-    helper = LayerHelper("pool3d", input=input, name=name)
-    out = helper.create_variable_for_type_inference(helper.input_dtype())
-    helper.append_op(type="pool3d", inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"pooling_type": pool_type, "ksize": _triple(pool_size, "pool_size"), "adaptive": True})
-    return out
+    helper = LayerHelper("max_pool3d_with_index" if pool_type == "max" else "pool3d", input=input, name=name)
+    dtype = helper.input_dtype()
+    out = helper.create_variable_for_type_inference(dtype)
+    attrs = {"pooling_type": pool_type, "ksize": _triple(pool_size, "pool_size"), "adaptive": True}
+    if pool_type == "avg":
+        helper.append_op(type="pool3d", inputs={"X": [input]}, outputs={"Out": [out]}, attrs=attrs)
+        return out
+    mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    del attrs["pooling_type"]
+    helper.append_op(type="max_pool3d_with_index", inputs={"X": [input]}, outputs={"Out": [out], "Mask": [mask]},
+                     attrs=attrs)
+    return (out, mask) if require_index else out

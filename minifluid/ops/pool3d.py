@@ -124,3 +124,59 @@ def _pool3d_backward(attrs, ins, outs, douts, need):
     taps = {tap: i for i, tap in enumerate(np.ndindex(*vol.k))}
     dx = vol.col2im(lambda tap: d5 * (first == taps[tap]), x5.shape, x5.dtype, xp)
     return (from_ndhwc(dx.astype(x5.dtype, copy=False), fmt),)
+
+
+# --- max_pool3d_with_index: the max and its flat D*H*W position (Mask), NCDHW ------------------------------------------
+def _with_index_volume(attrs, x5_shape):
+    dhw = x5_shape[1:4]
+    if attrs["global_pooling"]:
+        return Volume([0] * 6, dhw, dhw, (1, 1, 1), (1, 1, 1))
+    pads = [p for p in attrs["paddings"] for _ in (0, 1)]
+    return Volume(pads, dhw, attrs["ksize"], attrs["strides"], (1, 1, 1), message=POOL_SIZE_ERROR)
+
+
+def _with_index_infer(attrs, x):
+    if len(x.shape) != 5:
+        raise ValueError(f"Pooling intput should be 4-D or 5-D tensor but received {len(x.shape)}-D")
+    n, c = x.shape[:2]
+    out = tuple(attrs["ksize"]) if attrs["adaptive"] else \
+        _with_index_volume(attrs, ndhwc_shape(x.shape, "NCDHW")).out
+    return ((n, c) + out, x.dtype), ((n, c) + out, "int32")
+
+
+def _max_with_position(attrs, x5):
+    """(max [N, OD, OH, OW, C], the flat D*H*W position of its first occurrence)."""
+    xp, d, h, w = array_module(x5), *x5.shape[1:4]
+    if attrs["adaptive"] and not attrs["global_pooling"]:
+        windows, pos = _adaptive_gather(x5, tuple(attrs["ksize"]))
+        first = windows.argmax(axis=4)
+        where = xp.take_along_axis(pos[None, :, :, :, :, None], first[:, :, :, :, None], axis=4)[:, :, :, :, 0]
+        return windows.max(axis=4), where
+    vol = _with_index_volume(attrs, x5.shape)
+    windows = vol.windows(vol.padded(x5, _MAX_POOL_INIT))
+    flat = windows.reshape(windows.shape[:4] + (-1, windows.shape[-1]))
+    first = flat.argmax(axis=4)  # [N, OD, OH, OW, C] tap index
+    taps = xp.unravel_index(first, vol.k)
+    grid = xp.meshgrid(*(xp.arange(o) * s - vol.pads[2 * i] for i, (o, s) in enumerate(zip(vol.out, vol.s))),
+                       indexing="ij")
+    coords = [g[None, :, :, :, None] + t for g, t in zip(grid, taps)]
+    return xp.take_along_axis(flat, first[:, :, :, :, None], axis=4)[:, :, :, :, 0], (coords[0] * h + coords[1]) * w + \
+        coords[2]
+
+
+@register_op("max_pool3d_with_index", inputs=("X",), outputs=("Out", "Mask"), infer_shape=_with_index_infer,
+             attrs={"ksize": [1, 1, 1], "global_pooling": False, "adaptive": False, "strides": [1, 1, 1],
+                    "paddings": [0, 0, 0]})
+def _max_pool3d_with_index_forward(attrs, x):
+    out, where = _max_with_position(attrs, to_ndhwc(x, "NCDHW"))
+    return from_ndhwc(out, "NCDHW"), from_ndhwc(where.astype(np.int32), "NCDHW")
+
+
+@register_grad("max_pool3d_with_index", reads=("X", "Mask"))
+def _max_pool3d_with_index_backward(attrs, ins, outs, douts, need):
+    x, mask, d = ins[0], outs[1], douts[0]
+    xp, (n, c) = array_module(x), x.shape[:2]
+    volume = int(np.prod(x.shape[2:]))
+    target = (xp.arange(n * c).reshape(n, c, 1) * volume + mask.reshape(n, c, -1)).reshape(-1)
+    dx = xp.bincount(target, weights=d.reshape(-1), minlength=x.size)
+    return (dx.reshape(x.shape).astype(x.dtype, copy=False),)

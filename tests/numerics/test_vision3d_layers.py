@@ -135,3 +135,22 @@ def test_argument_errors_name_what_is_wrong():
             L.conv3d(x, 2, 7)
         with pytest.raises(ValueError, match="output_size of Op\\(ConvTransposeOp\\)"):
             L.conv3d_transpose(x, 2, output_size=[20, 12, 12], filter_size=2, stride=2)
+
+
+def test_adaptive_max_pool3d_returns_fluids_mask_of_max_positions():
+    x = rng.randn(2, 3, 5, 4, 6).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        v = fluid.data("x", [None, 3, 5, 4, 6])
+        v.stop_gradient = False
+        out, mask = L.adaptive_pool3d(v, [2, 3, 4], require_index=True)
+        grad, = fluid.backward.gradients([L.reduce_sum(out)], [v])
+    assert [op.type for op in main.global_block().ops][0] == "max_pool3d_with_index"
+    assert list(out.shape) == list(mask.shape) == [-1, 3, 2, 3, 4] and mask.dtype == "int32"
+    got, where, g = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x}, fetch_list=[out, mask, grad])
+    flat = x.reshape(2, 3, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, where.reshape(2, 3, -1), 2).reshape(got.shape), got)
+    d0, d1 = np.arange(2) * 5 // 2, -(-(np.arange(2) + 1) * 5 // 2)  # depth windows [0, 3) and [2, 5): they overlap
+    np.testing.assert_array_equal(got[:, :, 0, 0, 0], x[:, :, d0[0]:d1[0], 0:2, 0:2].max(axis=(2, 3, 4)))
+    counts = np.bincount((np.arange(6).reshape(2, 3, 1) * 120 + where.reshape(2, 3, -1)).reshape(-1), minlength=720)
+    np.testing.assert_array_equal(g, counts.reshape(x.shape))  # each max gets one 1 per window it wins

@@ -152,3 +152,40 @@ case("pool3d", "SAME-max-NDHWC", inputs={"X": distinct(1, 5, 4, 3, 2)},
             "data_format": "NDHWC"},
      reference=lambda X: ndhwc(pool3d_ref)(X, "max", [2, 3, 2], [2, 2, 2],
                                            same_pads(5, 2, 2) + same_pads(4, 3, 2) + same_pads(3, 2, 2)))
+
+
+# --- max_pool3d_with_index: Out and the flat D*H*W position of the first max (Mask) ----------------------------------
+def with_index_ref(x, windows_of):
+    """``windows_of(o)``: the (lo, hi) ranges of output voxel o; the first max by a strict > scan, as fluid."""
+    n, c, *size = x.shape
+    out_shape, ranges = windows_of(size)
+    out, mask = np.zeros([n, c] + out_shape), np.zeros([n, c] + out_shape, np.int32)
+    for o in np.ndindex(*out_shape):
+        (d0, d1), (h0, h1), (w0, w1) = ranges(o)
+        for b, ch in np.ndindex(n, c):
+            best, where = -np.inf, -1
+            for d, h, w in np.ndindex(d1 - d0, h1 - h0, w1 - w0):
+                if x[b, ch, d0 + d, h0 + h, w0 + w] > best:
+                    best, where = x[b, ch, d0 + d, h0 + h, w0 + w], ((d0 + d) * size[1] + h0 + h) * size[2] + w0 + w
+            out[(b, ch) + o], mask[(b, ch) + o] = best, where
+    return {"Out": out, "Mask": mask}
+
+
+def strided_windows(k, s, p):
+    def windows_of(size):
+        out = [(size[i] + 2 * p[i] - k[i]) // s[i] + 1 for i in range(3)]
+        return out, lambda o: [(max(o[i] * s[i] - p[i], 0), min(o[i] * s[i] - p[i] + k[i], size[i])) for i in range(3)]
+    return windows_of
+
+
+def adaptive_windows(out):
+    return lambda size: (list(out), lambda o: [(o[i] * size[i] // out[i], -(-(o[i] + 1) * size[i] // out[i]))
+                                               for i in range(3)])
+
+
+case("max_pool3d_with_index", "strided-padded", inputs={"X": distinct(2, 2, 5, 4, 5)},
+     attrs={"ksize": [2, 3, 2], "strides": [2, 1, 2], "paddings": [1, 1, 0]}, grad_outputs=("Out",),
+     reference=lambda X: with_index_ref(X, strided_windows([2, 3, 2], [2, 1, 2], [1, 1, 0])))
+case("max_pool3d_with_index", "adaptive", inputs={"X": distinct(2, 2, 5, 4, 7)},
+     attrs={"ksize": [3, 3, 2], "adaptive": True}, grad_outputs=("Out",),
+     reference=lambda X: with_index_ref(X, adaptive_windows((3, 3, 2))))
