@@ -101,6 +101,12 @@ to 22,384 with the containers' 39.
 With the five lines above from distributions to conv3d (+1,197), the budget is 23,581 (22,384 + 1,197).
 max_pool3d_with_index (adaptive_pool3d's max op, with its Mask, in ops/pool3d.py) raises it by 48, what it came to
 (23,581 before it): to 23,629.
+SSD's matching, NMS and loss (bipartite_match, target_assign, mine_hard_examples in ops/detection_match.py 140;
+multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detection_nms.py 225; their layers,
+detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
+contrib's multiclass_nms2 2)
+raise it by 577, what they came to (22,384 before them): to 22,961.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 24,206 (22,961 + 1,245).
 """
 import ast
 import io
@@ -111,7 +117,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 23_629
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_206
 
 
 def code_lines(path):

@@ -59,11 +59,10 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
-        "paddle.fluid.layers": """multi_box_head bipartite_match target_assign
-            detection_output ssd_loss rpn_target_assign retinanet_target_assign
+        "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
-            polygon_box_transform yolov3_loss yolo_box multiclass_nms
-            locality_aware_nms matrix_nms retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
+            polygon_box_transform yolov3_loss yolo_box
+            retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
             collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {

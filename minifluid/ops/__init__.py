@@ -12,6 +12,6 @@ from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 from . import center_loss, conv3d, ctr, inplace_abn, pool3d, spectral_norm, vision_select  # noqa: F401
-from . import detection_box  # noqa: F401  (prior / anchor generators, box_coder, iou_similarity, box_clip)
+from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
 
 __all__ = ["registry"]

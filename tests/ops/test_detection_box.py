@@ -15,7 +15,8 @@ E = inspect.Parameter.empty
 rng = np.random.RandomState(7)
 
 
-def run(build, feed, return_numpy=True):
+def run_layers(build, feed, return_numpy=True):
+    """(the variables ``build`` returns, their values after one run of a fresh program on ``feed``)."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         outs = build()
@@ -25,9 +26,17 @@ def run(build, feed, return_numpy=True):
     return outs, exe.run(main, feed=feed, fetch_list=outs, return_numpy=return_numpy)
 
 
+run = run_layers
+
+
+def random_boxes(rs, shape, scale=1.0):
+    """Boxes [*shape, 4] with corners in [0, scale) and sides of 1% to 51% of scale."""
+    xy = rs.rand(*shape, 2) * scale
+    return np.concatenate([xy, xy + rs.rand(*shape, 2) * scale * 0.5 + 0.01 * scale], -1).astype("float32")
+
+
 def rand_boxes(n, scale=1.0):
-    xy = rng.rand(n, 2) * scale
-    return np.concatenate([xy, xy + rng.rand(n, 2) * scale * 0.5 + 0.01 * scale], 1).astype("float32")
+    return random_boxes(rng, (n,), scale)
 
 
 def _signature(fn):
