@@ -15,11 +15,11 @@ class ParamAttr:
         regularizer (WeightDecayRegularizer, optional): overrides the optimizer's regularization.
         trainable (bool): False keeps the parameter out of backward and the optimizer.
         gradient_clip: a ``fluid.clip`` object applied to this parameter's gradient.
-        do_model_average (bool): kept for compatibility.
+        do_model_average (bool): False leaves the parameter out of ModelAverage / ExponentialMovingAverage.
     """
 
     def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None, trainable=True,
-                 gradient_clip=None, do_model_average=False):
+                 gradient_clip=None, do_model_average=True):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"ParamAttr name must be a str, got {type(name).__name__}")
         if initializer is not None and not isinstance(initializer, Initializer):

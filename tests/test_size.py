@@ -106,7 +106,14 @@ multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detectio
 detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
 contrib's multiclass_nms2 2)
 raise it by 577, what they came to (22,384 before them): to 22,961.
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 24,206 (22,961 + 1,245).
+fluid 1.8's other optimizers (optimizer/more.py: Adamax, Adadelta, DecayedAdagrad, Ftrl, Lamb, LarsMomentum, Dpsgd;
+their ops in ops/optimizer_more.py with average_accumulates) and the averaging wrappers (optimizer/average.py:
+ModelAverage, ExponentialMovingAverage, LookaheadOptimizer) raise it by 478, what they came to (22,960 before them):
+to 23,438.
+roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
+exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
+containers'.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,031 (23,786 + 1,245).
 """
 import ast
 import io
@@ -117,7 +124,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 24_206
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_031
 
 
 def code_lines(path):

@@ -63,7 +63,7 @@ NOT_SUPPORTED_YET = {
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
             polygon_box_transform yolov3_loss yolo_box
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
-            collect_fpn_proposals roi_pool roi_align psroi_pool prroi_pool deformable_roi_pooling""",
+            collect_fpn_proposals deformable_roi_pooling""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
@@ -124,13 +124,10 @@ NOT_SUPPORTED_YET = {
             PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
             learning_rate_scheduler"""},
     "optimizers": {
-        "paddle.fluid.optimizer": """Adadelta AdadeltaOptimizer Adamax AdamaxOptimizer DecayedAdagrad
-            DecayedAdagradOptimizer Dpsgd DpsgdOptimizer Ftrl FtrlOptimizer LambOptimizer LarsMomentum
-            LarsMomentumOptimizer DGCMomentumOptimizer""",
+        "paddle.fluid.optimizer": "DGCMomentumOptimizer",
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
-    "optimizer wrappers (averaging, lookahead, recompute, pipeline)": {
-        "paddle.fluid.optimizer": "ExponentialMovingAverage ModelAverage LookaheadOptimizer PipelineOptimizer "
-                                  "RecomputeOptimizer"},
+    "optimizer wrappers (recompute, pipeline)": {
+        "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
     "gradient clipping": {"paddle.fluid.clip": "ErrorClipByValue"},
     "initializers": {
         "paddle.fluid.initializer": "Bilinear BilinearInitializer",

@@ -1,7 +1,7 @@
 """``paddle.optimizer`` (2.x): SGD, Momentum, Adam, Adagrad, RMSProp with ``step()`` / ``clear_grad()``.
 
 They are fluid's optimizers (same update kernels, NOTE [ Optimizers in dygraph mode ] in
-minifluid/optimizer.py) under 2.x argument names: ``parameters`` for ``parameter_list`` and
+minifluid/optimizer/base.py) under 2.x argument names: ``parameters`` for ``parameter_list`` and
 ``weight_decay`` (a float means L2Decay(float)) for ``regularization``. ``step``, ``minimize`` and
 ``clear_grad`` run eagerly unless ``paddle.enable_static()`` asked for static mode. ``learning_rate`` may be
 a ``paddle.optimizer.lr`` scheduler: each update reads its current value (``get_lr()``); in static mode

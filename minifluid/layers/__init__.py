@@ -29,6 +29,8 @@ from .distributions import Categorical, MultivariateNormalDiag, Normal, Uniform
 from .misc_nn import *  # noqa: F401,F403
 from .misc_nn import __all__ as _misc_nn_all
 from .vision3d import adaptive_pool3d, conv3d, conv3d_transpose, pool3d
+from .roi import *  # noqa: F401,F403
+from .roi import __all__ as _roi_all
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -106,5 +108,6 @@ __all__ += ["Categorical", "MultivariateNormalDiag", "Normal", "Uniform"]  # lay
 __all__ += _misc_nn_all  # center_loss, npair_loss, spectral_norm, random_crop ...: layers/misc_nn.py
 __all__ += ["adaptive_pool3d", "conv3d", "conv3d_transpose", "pool3d"]  # layers/vision3d.py
 __all__ += _detection_all  # SSD-style detection: layers/detection.py
+__all__ += _roi_all  # roi_pool, roi_align, psroi_pool, prroi_pool: layers/roi.py
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had

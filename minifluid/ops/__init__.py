@@ -2,7 +2,7 @@
 from . import registry  # noqa: F401  (first: the families register into it)
 from . import activation, compare, conv, conv_transpose, debug, elementwise_loss, index, io, loss, math  # noqa: F401
 from . import image, metric_ops, nn, norm, pool, reduce, sequence, sequence_pad, shape, tensor  # noqa: F401
-from . import optimizer  # noqa: F401
+from . import optimizer, optimizer_more  # noqa: F401
 from . import beam_search, control_flow, lod_rank, tensor_array  # noqa: F401
 from . import crf, rnn, rnn_unit  # noqa: F401
 from . import crop, group_norm, rearrange, sequence_window  # noqa: F401
@@ -13,5 +13,6 @@ from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 from . import center_loss, conv3d, ctr, inplace_abn, pool3d, spectral_norm, vision_select  # noqa: F401
 from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
+from . import roi  # noqa: F401  (roi_pool, roi_align, psroi_pool, prroi_pool)
 
 __all__ = ["registry"]

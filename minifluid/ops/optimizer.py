@@ -17,12 +17,12 @@ from .registry import array_module, register_op
 _scratch_local = threading.local()
 
 
-def _scratch(like):
-    """A reusable buffer shaped like ``like`` (per thread; see NOTE [ In-place optimizer updates ])."""
+def _scratch(like, slot=0):
+    """A reusable buffer shaped like ``like`` (per thread and ``slot``; see NOTE [ In-place optimizer updates ])."""
     buffers = getattr(_scratch_local, "buffers", None)
     if buffers is None:
         buffers = _scratch_local.buffers = {}
-    key = (type(like), like.shape, like.dtype.str)
+    key = (type(like), like.shape, like.dtype.str, slot)
     buf = buffers.get(key)
     if buf is None:
         buf = buffers[key] = array_module(like).empty_like(like)

@@ -77,10 +77,10 @@ def _edited_model(paddle_files, tmp_path, edit):
 def test_unknown_op_types_are_listed_with_the_model_file(paddle_files, tmp_path):
     def rename(block):
         block.ops[4].type = "my_fused_op"
-        block.ops[5].type = "roi_align"
+        block.ops[5].type = "tensorrt_engine"
     prefix = _edited_model(paddle_files, tmp_path, rename)
     with pytest.raises(UnsupportedModelError, match=r"m\.pdmodel uses operator type\(s\) minifluid does not "
-                                                    r"implement: my_fused_op, roi_align"):
+                                                    r"implement: my_fused_op, tensorrt_engine"):
         fluid.io.load_inference_model(prefix, fluid.Executor())
 
 

@@ -18,16 +18,16 @@ path) and reused on later steps. ``clear_gradients()`` / ``clear_grad()`` drop t
 """
 from collections import defaultdict
 
-from .backward import append_backward
-from .clip import GradientClipBase, append_gradient_clip_ops
-from .framework import dygraph_mode, unique_name
-from .framework.program import default_main_program, default_startup_program, program_guard
-from .framework.variable import Variable
-from .initializer import Constant
-from .layers.helper import LayerHelper
-from .layers.tensor import create_global_var
-from .ops.registry import OpRole
-from .regularizer import append_regularization_ops
+from ..backward import append_backward
+from ..clip import GradientClipBase, append_gradient_clip_ops
+from ..framework import dygraph_mode, unique_name
+from ..framework.program import default_main_program, default_startup_program, program_guard
+from ..framework.variable import Variable
+from ..initializer import Constant
+from ..layers.helper import LayerHelper
+from ..layers.tensor import create_global_var
+from ..ops.registry import OpRole
+from ..regularizer import append_regularization_ops
 
 __all__ = ["Adagrad", "AdagradOptimizer", "Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer", "Optimizer",
            "RMSProp", "RMSPropOptimizer", "SGD", "SGDOptimizer"]
@@ -110,9 +110,11 @@ class Optimizer:
     def _append_optimize_op(self, block, param_and_grad):
         raise NotImplementedError
 
-    def _optimize_op(self, block, param, grad, inputs, outputs, attrs):
-        """Append this optimizer's op for one parameter (Param/Grad/LearningRate filled in here)."""
-        inputs = {"Param": [param], "Grad": [grad], "LearningRate": [self._create_param_lr(param)], **inputs}
+    def _optimize_op(self, block, param, grad, inputs, outputs, attrs, learning_rate=True):
+        """Append this optimizer's op for one parameter (Param/Grad/LearningRate filled in here; an op without
+        a LearningRate input, such as adadelta's, passes ``learning_rate=False``)."""
+        lr = {"LearningRate": [self._create_param_lr(param)]} if learning_rate else {}
+        inputs = {"Param": [param], "Grad": [grad], **lr, **inputs}
         outputs = {"ParamOut": [param], **outputs}
         attrs = dict(attrs, op_role=OpRole.Optimize, op_role_var=[param.name, grad.name])
         return block.append_op(type=self.type, inputs=inputs, outputs=outputs, attrs=attrs)
@@ -325,3 +327,4 @@ Momentum = MomentumOptimizer
 Adam = AdamOptimizer
 Adagrad = AdagradOptimizer
 RMSProp = RMSPropOptimizer
+
