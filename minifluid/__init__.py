@@ -17,11 +17,11 @@ from .framework.dygraph_mode import in_dygraph_mode
 from .data.feeder import DataFeeder
 from .data.file_dataset import DatasetFactory, InMemoryDataset, QueueDataset
 from .backward import gradients
-from .param_attr import ParamAttr
+from .param_attr import ParamAttr, WeightNormParamAttr
 from .executor import Executor, Scope, global_scope, scope_guard
 from .executor.compiled import BuildStrategy, CompiledProgram, ExecutionStrategy
-from .framework import (Program, Variable, default_main_program, default_startup_program, program_guard,
-                        unique_name)
+from .framework import (Program, Variable, default_main_program, default_startup_program, device_guard, name_scope,
+                        program_guard, unique_name)
 from .framework.variable import Parameter
 from .layers.io import data
 from .data import py_reader as _py_reader
@@ -43,10 +43,11 @@ __all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPla
            "GroupNorm", "InMemoryDataset", "InstanceNorm", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray",
            "PRelu",
            "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
+           "WeightNormParamAttr",
            "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
-           "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",
+           "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program", "device_guard",
            "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
            "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load",
-           "load_program_state", "memory_optimize", "metrics", "nets", "one_hot", "optimizer", "profiler",
+           "load_program_state", "memory_optimize", "metrics", "name_scope", "nets", "one_hot", "optimizer", "profiler",
            "program_guard", "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_flags",
            "set_program_state", "transpiler", "unique_name"]

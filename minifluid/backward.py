@@ -150,8 +150,11 @@ class _Walk:
     def _append(self, type, inputs, outputs, attrs, role=OpRole.Backward):
         attrs = dict(attrs, op_role=role)
         op = self.block.append_op(type=type, inputs=inputs, outputs=outputs, attrs=attrs)
-        for cb in self.callbacks:
-            cb(block=self.block, context={g: n for n, g in self.grad_of.items()})
+        if self.callbacks:  # context: gradient name -> variable name (complete gradients, made or to come)
+            context = {grad_var_name(n): n for n in self.count}
+            context.update((g, n) for n, g in self.grad_of.items())
+            for cb in self.callbacks:
+                cb(block=self.block, context=context)
         return op
 
     def seed(self, target, given):

@@ -12,8 +12,8 @@ from .framework import unique_name
 from .framework.program import default_main_program
 from .ops.registry import OpRole
 
-__all__ = ["GradientClipBase", "GradientClipByGlobalNorm", "GradientClipByNorm", "GradientClipByValue",
-           "append_gradient_clip_ops", "set_gradient_clip"]
+__all__ = ["ErrorClipByValue", "GradientClipBase", "GradientClipByGlobalNorm", "GradientClipByNorm",
+           "GradientClipByValue", "append_gradient_clip_ops", "error_clip_callback", "set_gradient_clip"]
 
 _ROLE = {"op_role": OpRole.Optimize}
 
@@ -144,3 +144,41 @@ def append_gradient_clip_ops(params_grads):
     for clip, pairs in groups.values():
         clipped.update((p.name, g) for p, g in clip(pairs))
     return [(p, clipped.get(p.name, g)) for p, g in params_grads]
+
+
+# --- error clipping: the gradient of one variable, clipped where the backward pass makes it ----------------
+class BaseErrorClipAttr:
+    def _append_clip_op(self, block, grad_name):
+        raise NotImplementedError
+
+
+class ErrorClipByValue(BaseErrorClipAttr):
+    """Clip a variable's gradient to [min, max] (min defaults to -max) as soon as the backward op that makes
+    it runs, so ops further back see the clipped value: set ``var.error_clip`` and pass
+    ``callbacks=[fluid.clip.error_clip_callback]`` to ``append_backward``."""
+
+    def __init__(self, max, min=None):
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+
+    def __str__(self):
+        return f"ByValue, min={self.min:f}, max={self.max:f}"
+
+    def _append_clip_op(self, block, grad_name):
+        block.append_op(type="clip", inputs={"X": [grad_name]}, outputs={"Out": [grad_name]},
+                        attrs={"min": self.min, "max": self.max, "op_role": OpRole.Backward})
+
+
+def error_clip_callback(block, context):
+    """append_backward callback: after each backward op, clip the gradients it wrote of variables that have
+    an ``error_clip`` (``context`` maps gradient names to their variables' names)."""
+    op = block.ops[-1]
+    if op.type == "clip":  # the clip ops this callback appends
+        return
+    for grad_name in [n for n in op.output_arg_names if n in context]:
+        error_clip = getattr(block._var_recursive(context[grad_name]), "error_clip", None)
+        if error_clip is None:
+            continue
+        if not isinstance(error_clip, BaseErrorClipAttr):
+            raise TypeError("Variable's error_clip should be an instance of BaseErrorClipAttr or None.")
+        error_clip._append_clip_op(block, grad_name)

@@ -13,8 +13,8 @@ import numpy as np
 from .dtypes import convert_dtype
 from .framework.program import default_startup_program
 
-__all__ = ["Constant", "ConstantInitializer", "Initializer", "MSRA", "MSRAInitializer", "Normal",
-           "NormalInitializer", "NumpyArrayInitializer", "TruncatedNormal", "TruncatedNormalInitializer",
+__all__ = ["Bilinear", "BilinearInitializer", "Constant", "ConstantInitializer", "Initializer", "MSRA",
+           "MSRAInitializer", "Normal", "NormalInitializer", "NumpyArrayInitializer", "TruncatedNormal", "TruncatedNormalInitializer",
            "Uniform", "UniformInitializer", "Xavier", "XavierInitializer"]
 
 
@@ -146,9 +146,31 @@ class NumpyArrayInitializer(Initializer):
         return "assign_value", {attr: self._value.reshape(-1).tolist()}
 
 
+class Bilinear(Initializer):
+    """The bilinear-interpolation kernel for a [C_out, C_in, k, k] conv2d_transpose filter, so that the layer
+    upsamples by ``ceil(k / 2)`` (each [k, k] slice is the same kernel). fluid 1.8 computes the kernel's row
+    coordinate with Python 3's true division, which smears the rows; this uses the whole row index."""
+
+    def _op(self, var, block):
+        shape = tuple(var.shape)
+        if len(shape) != 4:
+            raise ValueError("the length of shape must be 4.")
+        if shape[2] != shape[3]:
+            raise ValueError("shape[2] must be equal to shape[3].")
+        if math.prod(shape) > 1024 * 1024:
+            raise ValueError("The size of input is too big. ")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        taps = 1 - np.abs(np.arange(size) / f - c)
+        weight = np.broadcast_to(np.outer(taps, taps), shape)
+        return "assign_value", {"fp32_values": weight.astype(np.float32).reshape(-1).tolist()}
+
+
 ConstantInitializer = Constant
 UniformInitializer = Uniform
 NormalInitializer = Normal
 TruncatedNormalInitializer = TruncatedNormal
 XavierInitializer = Xavier
 MSRAInitializer = MSRA
+BilinearInitializer = Bilinear

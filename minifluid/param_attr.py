@@ -2,7 +2,7 @@
 from .initializer import Constant, Initializer, Xavier
 from .regularizer import WeightDecayRegularizer
 
-__all__ = ["ParamAttr"]
+__all__ = ["ParamAttr", "WeightNormParamAttr"]
 
 
 class ParamAttr:
@@ -75,3 +75,20 @@ class ParamAttr:
     def __repr__(self):
         return (f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
                 f"learning_rate={self.learning_rate}, regularizer={self.regularizer!r}, trainable={self.trainable})")
+
+
+class WeightNormParamAttr(ParamAttr):
+    """A weight-normalised parameter (Salimans & Kingma 2016): the layer gets ``w = g * v / ||v||``, computed
+    in the main program from two parameters ``<name>_g`` and ``<name>_v`` (layers/weight_norm.py). The norm
+    runs over every axis but ``dim`` (None: over all axes, ``g`` a scalar); ``v`` starts from ``initializer``
+    and ``g`` from ``||v||``, so ``w`` starts as ``initializer`` would have made it."""
+
+    params_with_weight_norm = []
+
+    def __init__(self, dim=None, name=None, initializer=None, learning_rate=1.0, regularizer=None, trainable=True,
+                 do_model_average=False):
+        super().__init__(name=name, initializer=initializer, learning_rate=learning_rate, regularizer=regularizer,
+                         trainable=trainable, do_model_average=do_model_average)
+        if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool)):
+            raise TypeError(f"WeightNormParamAttr dim must be None or an int, got {type(dim).__name__}")
+        self.dim = dim

@@ -113,7 +113,11 @@ to 23,438.
 roi_pool, roi_align, psroi_pool and prroi_pool (ops/roi.py 299 with their gradients, layers/roi.py 45, 4 lines of
 exports) raise it by 348, what they came to (21,918 before them): to 23,786 with the optimizers', SSD's and the
 containers'.
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,031 (23,786 + 1,245).
+fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as op labels; WeightNormParamAttr with
+layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
+nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
+the ROI ops.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,231 (23,986 + 1,245).
 """
 import ast
 import io
@@ -124,7 +128,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_031
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_231
 
 
 def code_lines(path):

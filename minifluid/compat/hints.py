@@ -55,7 +55,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {
-        "paddle.fluid.nets": "scaled_dot_product_attention",
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
@@ -79,14 +78,11 @@ NOT_SUPPORTED_YET = {
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid": "WeightNormParamAttr",
         "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
-        "paddle.nn.functional": "instance_norm local_response_norm",
-        "paddle.static": "WeightNormParamAttr"},
+        "paddle.nn.functional": "instance_norm local_response_norm"},
     "activations": {
-        "paddle.fluid.nets": "glu",
         "paddle.nn": "Hardtanh Maxout",
         "paddle.nn.functional": "elu_ hardtanh maxout relu_ softmax_ tanh_",
         "paddle": "stanh tanh_"},
@@ -128,9 +124,7 @@ NOT_SUPPORTED_YET = {
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
     "optimizer wrappers (recompute, pipeline)": {
         "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
-    "gradient clipping": {"paddle.fluid.clip": "ErrorClipByValue"},
     "initializers": {
-        "paddle.fluid.initializer": "Bilinear BilinearInitializer",
         "paddle.nn": "initializer"},
     "autograd (higher-order gradients)": {"paddle.fluid.dygraph": "grad", "paddle": "grad"},
     "dygraph to static (jit)": {
@@ -159,9 +153,6 @@ NOT_SUPPORTED_YET = {
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
     "custom ops": {"paddle.fluid": "load_op_library"},
-    "program utilities": {
-        "paddle.fluid": "name_scope device_guard",
-        "paddle.static": "name_scope device_guard"},
     "devices and runtime settings": {
         "paddle.fluid": "install_check ComplexVariable",
         "paddle.static": "xpu_places",

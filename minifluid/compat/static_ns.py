@@ -13,11 +13,11 @@ __all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPla
            "GroupNorm", "InMemoryDataset", "InstanceNorm", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray",
            "PRelu",
            "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
-           "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
+           "WeightNormParamAttr", "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
            "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",
-           "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
+           "device_guard", "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
            "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load",
-           "load_inference_model", "load_program_state", "memory_optimize", "metrics", "nets", "one_hot", "optimizer",
+           "load_inference_model", "load_program_state", "memory_optimize", "metrics", "name_scope", "nets", "one_hot", "optimizer",
            "profiler", "program_guard", "regularizer", "release_memory", "require_version", "save",
            "save_inference_model", "scope_guard", "set_flags", "set_program_state", "transpiler", "unique_name"]
 

@@ -1,5 +1,6 @@
 """Operator: an op type, its input/output slots (slot -> variable names) and attributes."""
 from ..ops.registry import COMMON_ATTRS, get_op_spec
+from .scopes import current_device, current_name_scope
 
 __all__ = ["Operator"]
 
@@ -36,6 +37,11 @@ class Operator:
                 raise ValueError(f"Operator {type!r} has no attribute {key!r}; "
                                  f"known: {sorted(spec.attrs)} (defined at {spec.source})")
             merged[key] = val
+        scope, device = current_name_scope(), current_device()  # labels only (scopes.py)
+        if scope != "/":
+            merged.setdefault("op_namescope", scope)
+        if device is not None:
+            merged.setdefault("op_device", device)
         self.attrs = merged
 
     # fluid's accessor names -------------------------------------------------------
@@ -62,6 +68,9 @@ class Operator:
         return [n for names in self.outputs.values() for n in names]
 
     def attr(self, name):
+        """The attribute's value; fluid's common attributes (op_role, op_namescope ...) default as in fluid."""
+        if name not in self.attrs and name in COMMON_ATTRS:
+            return COMMON_ATTRS[name]
         return self.attrs[name]
 
     def has_attr(self, name):

@@ -52,8 +52,10 @@ class Variable:
     """A named tensor slot of a Block: shape (-1 for unknown dims), dtype, LoD level and flags."""
 
     def __init__(self, block, name, shape=None, dtype="float32", lod_level=0, persistable=False,
-                 stop_gradient=False, type=VarType.LOD_TENSOR, need_check_feed=False, is_data=False):
+                 stop_gradient=False, type=VarType.LOD_TENSOR, need_check_feed=False, is_data=False,
+                 error_clip=None):
         self.block = block
+        self.error_clip = error_clip  # a clip.ErrorClipByValue for this variable's gradient (clip.py)
         self.name = name
         self.shape = tuple(int(d) for d in shape) if shape is not None else None
         self.dtype = convert_dtype(dtype) if dtype is not None else None
@@ -63,6 +65,9 @@ class Variable:
         self.type = type
         self.need_check_feed = need_check_feed
         self.is_data = is_data
+
+    def _set_error_clip(self, error_clip):
+        self.error_clip = error_clip
 
     @property
     def ndim(self):

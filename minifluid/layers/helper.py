@@ -21,7 +21,8 @@ from ..framework.program import default_main_program, default_startup_program
 from ..framework.variable import Variable
 from ..initializer import Constant, Xavier
 from ..ops.registry import get_op_spec
-from ..param_attr import ParamAttr
+from ..param_attr import ParamAttr, WeightNormParamAttr
+from .weight_norm import weight_normalized
 
 __all__ = ["LayerHelper", "known_attrs"]
 
@@ -124,6 +125,13 @@ class LayerHelper:
             return None
         attr, shape = self._param_attr(attr, shape, is_bias, default_initializer)
         tracer = dygraph_mode._tracer
+        if isinstance(attr, WeightNormParamAttr):
+            if tracer is not None:
+                raise NotImplementedError("WeightNormParamAttr builds its weight in the static graph; in dygraph "
+                                          "mode use a plain ParamAttr")
+            w = weight_normalized(self, attr, shape, dtype)
+            WeightNormParamAttr.params_with_weight_norm.append(w)
+            return w
         if tracer is not None:
             param = tracer.create_parameter(attr, shape, dtype)
             param.stop_gradient = param.stop_gradient or stop_gradient
