@@ -117,7 +117,10 @@ fluid 1.8's everyday names (framework/scopes.py: name_scope and device_guard as 
 layers/weight_norm.py; initializer.Bilinear; clip.ErrorClipByValue with error_clip_callback; nets.glu and
 nets.scaled_dot_product_attention) raise it by 200, what they came to (23,438 before them): to 23,986 with
 the ROI ops.
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,231 (23,986 + 1,245).
+yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
+deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
+what they came to (23,786 before them): to 24,525 with the everyday names.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,770 (24,525 + 1,245).
 """
 import ast
 import io
@@ -128,7 +131,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_231
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_770
 
 
 def code_lines(path):

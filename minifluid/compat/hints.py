@@ -60,16 +60,15 @@ NOT_SUPPORTED_YET = {
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
             roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
-            polygon_box_transform yolov3_loss yolo_box
+            polygon_box_transform
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
-            collect_fpn_proposals deformable_roi_pooling""",
+            collect_fpn_proposals""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
     "convolution and pooling": {
-        "paddle.fluid.layers": "deformable_conv",
         "paddle.fluid": "Conv3D",
         "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
         "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D

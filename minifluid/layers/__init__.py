@@ -31,6 +31,10 @@ from .misc_nn import __all__ as _misc_nn_all
 from .vision3d import adaptive_pool3d, conv3d, conv3d_transpose, pool3d
 from .roi import *  # noqa: F401,F403
 from .roi import __all__ as _roi_all
+from .deformable import *  # noqa: F401,F403
+from .deformable import __all__ as _deformable_all
+from .yolo import *  # noqa: F401,F403
+from .yolo import __all__ as _yolo_all
 from .helper import LayerHelper
 from .io import double_buffer, read_file
 from .io import layers_data as data
@@ -109,5 +113,6 @@ __all__ += _misc_nn_all  # center_loss, npair_loss, spectral_norm, random_crop .
 __all__ += ["adaptive_pool3d", "conv3d", "conv3d_transpose", "pool3d"]  # layers/vision3d.py
 __all__ += _detection_all  # SSD-style detection: layers/detection.py
 __all__ += _roi_all  # roi_pool, roi_align, psroi_pool, prroi_pool: layers/roi.py
+__all__ += _deformable_all + _yolo_all  # deformable_conv, deformable_roi_pooling; yolo_box, yolov3_loss
 
 monkey_patch_variable()  # a + b, x * 0.5, 1 - p ... on static Variables, as fluid 1.x had

@@ -52,7 +52,7 @@ def _out_shape(attrs, x, rois, channels=None):
             attrs["pooled_width"])
 
 
-def _roi_images(ctx, op, x, rois, rois_lod=None, batch_roi_nums=None):
+def roi_images(ctx, op, x, rois, rois_lod=None, batch_roi_nums=None):
     """The image index of every ROI: from BatchRoINums (counts per image), RoisLod (offsets) or ROIs' LoD."""
     n, r = x.shape[0], rois.shape[0]
     if batch_roi_nums is not None:
@@ -225,7 +225,7 @@ def _align_axis(lo, size, bins, grid, extent):
 
 
 def _align(ctx, attrs, x, rois, rois_lod):
-    images = _roi_images(ctx, "RoIAlign", x, rois, rois_lod)
+    images = roi_images(ctx, "RoIAlign", x, rois, rois_lod)
     x1, y1, x2, y2 = _corners(rois, attrs)
     ph, pw, ratio = attrs["pooled_height"], attrs["pooled_width"], attrs["sampling_ratio"]
     height, width = np.maximum(y2 - y1, 1.0), np.maximum(x2 - x1, 1.0)
@@ -274,7 +274,7 @@ def _prroi_edges(lo, hi, bins):
 def _prroi(ctx, attrs, x, rois, nums):
     """(image of every ROI, window edges (ys, ye, xs, xe) [R, bins], 1 / bin area [R] (0 for an empty bin),
     the weight tables ky (with 1 / area) and kx)."""
-    images = _roi_images(ctx, "PRROIPoolOp", x, rois, batch_roi_nums=nums)
+    images = roi_images(ctx, "PRROIPoolOp", x, rois, batch_roi_nums=nums)
     x1, y1, x2, y2 = _corners(rois, attrs)
     pix_y, pix_x = np.arange(x.shape[2]), np.arange(x.shape[3])
     ys, ye, bh = _prroi_edges(y1, y2, attrs["pooled_height"])
@@ -345,7 +345,7 @@ def _int_bins(lo, size, bins, extent, dtype):
 
 
 def _psroi(ctx, attrs, x, rois):
-    images = _roi_images(ctx, "PSROIPoolOp", x, rois)
+    images = roi_images(ctx, "PSROIPoolOp", x, rois)
     dtype, scale = x.dtype.type, x.dtype.type(attrs["spatial_scale"])
     x1, y1, x2, y2 = (_c_round(rois[:, i].astype(x.dtype)) for i in range(4))
     ys, xs = y1 * scale, x1 * scale
@@ -398,7 +398,7 @@ def _psroi_pool_backward(ctx, attrs, ins, outs, douts, need):
 
 # --- roi_pool: the maximum over each bin's pixel range ---------------------------------------------------------
 def _roi_pool_windows(ctx, attrs, x, rois, rois_lod):
-    images = _roi_images(ctx, "ROIPoolOp", x, rois, rois_lod)
+    images = roi_images(ctx, "ROIPoolOp", x, rois, rois_lod)
     x1, y1, x2, y2 = (_c_round(v).astype(np.int64) for v in _corners(rois, attrs, rois.dtype))
     f32 = np.float32
     sy, ly = _int_bins(y1.astype(f32), np.maximum(y2 - y1 + 1, 1).astype(f32), attrs["pooled_height"], x.shape[2],
@@ -430,7 +430,7 @@ def _roi_pool_forward(ctx, attrs, x, rois, rois_lod):
 def _roi_pool_backward(ctx, attrs, ins, outs, douts, need):
     (x, rois, rois_lod), arg, dout = ins, outs[1], douts[0]
     n, c, h, w = x.shape
-    images = _roi_images(ctx, "ROIPoolOp", x, rois, rois_lod)
+    images = roi_images(ctx, "ROIPoolOp", x, rois, rois_lod)
     plane = images[:, None, None, None] * c + np.arange(c)[:, None, None]
     hit = arg >= 0
     index = (np.broadcast_to(plane, arg.shape)[hit] * (h * w) + arg[hit])

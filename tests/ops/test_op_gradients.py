@@ -16,7 +16,7 @@ from . import sampled_loss_cases  # noqa: F401  (adds its cases to dense_cases.C
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
-from . import roi_cases
+from . import deformable_cases, roi_cases, yolo_cases
 
 rng = np.random.default_rng(1234)
 
@@ -433,7 +433,7 @@ case("select_input", inputs={"X": [normal(2, 3), normal(2, 3)], "Mask": np.array
 # --- the tests ----------------------------------------------------------------------------------------
 CASES += dense_cases.CASES + sequence_cases.CASES + rnn_cases.CASES + vision_cases.CASES + sequence_window_cases.CASES
 CASES += ctc_cases.CASES
-CASES += roi_cases.CASES
+CASES += roi_cases.CASES + yolo_cases.CASES + deformable_cases.CASES
 # ops whose inputs check_op cannot build (a LoD rank table), their gradients checked against the same
 # computation written out by hand in the file named
 GRADIENTS_CHECKED_ELSEWHERE = dict.fromkeys(("lod_tensor_to_array", "shrink_rnn_memory", "reorder_lod_tensor_by_rank"),
