@@ -29,6 +29,8 @@ for _module in (layers, layers.io):  # fluid.layers(.io).py_reader: built in dat
     _module.py_reader, _module.create_py_reader_by_data = _py_reader.py_reader, _py_reader.create_py_reader_by_data
 del _module
 from .lod_tensor import LoDTensor, LoDTensorArray, create_lod_tensor, create_random_int_lodtensor
+
+Tensor = LoDTensor  # fluid 1.8's alias
 from .input import embedding, one_hot
 from .flags import get_flags, set_flags
 from .reader import batch
@@ -42,8 +44,8 @@ __all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPla
            "Conv2DTranspose", "DataFeeder", "DatasetFactory", "Dropout", "Embedding", "ExecutionStrategy", "Executor",
            "GroupNorm", "InMemoryDataset", "InstanceNorm", "Layer", "LayerNorm", "Linear", "LoDTensor", "LoDTensorArray",
            "PRelu",
-           "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Variable",
-           "WeightNormParamAttr",
+           "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Tensor",
+           "Variable", "WeightNormParamAttr",
            "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
            "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program", "device_guard",
            "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",

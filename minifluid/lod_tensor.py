@@ -74,12 +74,14 @@ class LoDTensor:
         return self._array.dtype
 
     def __array__(self, dtype=None, copy=None):
+        """numpy's protocol: ``np.array(tensor)`` (copy=True) gives a copy, as in fluid, so it keeps the values
+        after later steps update the parameter in place; ``np.asarray(tensor)`` (copy=None) may share memory."""
         arr = self._array
-        if hasattr(arr, "get"):  # CuPy array: device -> host
-            arr = arr.get()
+        if hasattr(arr, "get"):  # CuPy array: device -> host (a new array already)
+            arr, copy = arr.get(), False
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
-        return arr
+        return arr.copy() if copy else arr
 
     def _is_initialized(self):
         return self._array is not None

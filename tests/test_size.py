@@ -120,7 +120,13 @@ the ROI ops.
 yolo_box and yolov3_loss (ops/yolo.py 171, layers/yolo.py 46), deformable_conv / deformable_conv_v1 and
 deformable_psroi_pooling (ops/deformable.py 261, layers/deformable.py 54) and 7 lines of exports raise it by 539,
 what they came to (23,786 before them): to 24,525 with the everyday names.
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,770 (24,525 + 1,245).
+fluid's lower-level spellings (Operator.desc, an OpDesc view; Block.create_var / create_parameter's initializer
+argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what they came to (23,986 before them): to
+24,569 with the YOLO and deformable ops.
+deformable_psroi_pooling gathering rows of channels and deformable_conv one [samples, 4, C] gather (20x and 2x
+faster) raise it by 10, what they came to, and roi_perspective_transform (ops/roi_perspective.py 99, its layer 15,
+exports 1) by 115, what it came to: to 24,694 with the lower-level spellings.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,939 (24,694 + 1,245).
 """
 import ast
 import io
@@ -131,7 +137,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_770
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_939
 
 
 def code_lines(path):

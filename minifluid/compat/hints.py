@@ -13,7 +13,6 @@ __all__ = ["NOT_SUPPORTED_YET", "REPLACEMENTS", "hint", "not_supported_yet"]
 REPLACEMENTS = {
     "paddle.fluid.AsyncExecutor": "fluid.Executor(place).run(...) fed by a fluid.io.DataLoader",
     "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
-    "paddle.fluid.Tensor": "fluid.LoDTensor",
     "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
     "paddle.fluid.load_dygraph": "fluid.dygraph.load_dygraph(model_path)",
     "paddle.fluid.enable_imperative": "fluid.enable_dygraph(place)",
@@ -59,7 +58,7 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            roi_perspective_transform generate_proposal_labels generate_proposals generate_mask_labels
+            generate_proposal_labels generate_proposals generate_mask_labels
             polygon_box_transform
             retinanet_detection_output distribute_fpn_proposals box_decoder_and_assign
             collect_fpn_proposals""",

@@ -59,19 +59,25 @@ class Block:
             raise ValueError(f"Var {name} is not found recursively")
         return v
 
-    def create_var(self, name=None, shape=None, dtype=_DEFAULT_DTYPE, **kwargs):
+    def create_var(self, name=None, shape=None, dtype=_DEFAULT_DTYPE, initializer=None, **kwargs):
+        """A new Variable (or the existing one of that name); ``initializer`` appends its init op here."""
         name = name or unique_name.generate("_generated_var")
         if name in self.vars:  # fluid returns the existing var for a repeated name, if it matches
             return _check_same(self.vars[name], shape, dtype)
         v = Variable(self, name, shape, "float32" if dtype is _DEFAULT_DTYPE else dtype, **kwargs)
         self.vars[name] = v
         self.program._bump_version()
+        if initializer is not None:
+            initializer(v, self)
         return v
 
-    def create_parameter(self, name, shape, dtype="float32", **kwargs):
+    def create_parameter(self, name, shape, dtype="float32", initializer=None, **kwargs):
+        """A new Parameter; ``initializer`` appends its init op here unless an op already writes it."""
         p = Parameter(self, name, shape, dtype, **kwargs)
         self.vars[name] = p
         self.program._bump_version()
+        if initializer is not None and not any(name in op.output_arg_names for op in self.ops):
+            initializer(p, self)
         return p
 
     def _remove_var(self, name):

@@ -83,6 +83,12 @@ class Operator:
         self.attrs[name] = value
         self.block.program._bump_version()
 
+    @property
+    def desc(self):
+        """fluid's ``op.desc`` (the C++ OpDesc) as legacy code reads it: ``type()``, ``attr(name)``,
+        ``has_attr``, ``input(slot)`` / ``output(slot)``, ``input_names()`` ... answered by this Operator."""
+        return _OpDescView(self)
+
     def to_string(self):
         outs = ", ".join(f"{k}={v}" for k, v in self.outputs.items())
         ins = ", ".join(f"{k}={v}" for k, v in self.inputs.items())
@@ -94,3 +100,45 @@ class Operator:
 
     def __repr__(self):
         return f"Operator({self.to_string()})"
+
+
+class _OpDescView:
+    """``Operator.desc``: the OpDesc accessors, as methods, over one Operator."""
+
+    def __init__(self, op):
+        self._op = op
+
+    def type(self):
+        return self._op.type
+
+    def attr(self, name):
+        return self._op.attr(name)
+
+    def has_attr(self, name):
+        return name in self._op.attrs or name in COMMON_ATTRS
+
+    def attr_names(self):
+        return list(self._op.attrs)
+
+    def _set_attr(self, name, value):
+        self._op._set_attr(name, value)
+
+    set_attr = _set_attr
+
+    def input(self, slot):
+        return self._op.input(slot)
+
+    def output(self, slot):
+        return self._op.output(slot)
+
+    def input_names(self):
+        return self._op.input_names
+
+    def output_names(self):
+        return self._op.output_names
+
+    def input_arg_names(self):
+        return self._op.input_arg_names
+
+    def output_arg_names(self):
+        return self._op.output_arg_names

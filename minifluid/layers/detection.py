@@ -1,13 +1,15 @@
 """``fluid.layers.detection``: fluid 1.8's SSD-style detection layers, gathered from layers/detection_box.py
 (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip), layers/detection_nms.py
 (bipartite_match, target_assign, multiclass_nms, matrix_nms, locality_aware_nms, detection_output),
-layers/detection_ssd.py (ssd_loss, multi_box_head) and layers/yolo.py (yolo_box, yolov3_loss)."""
+layers/detection_ssd.py (ssd_loss, multi_box_head), layers/yolo.py (yolo_box, yolov3_loss) and layers/roi.py
+(roi_perspective_transform)."""
 from .detection_box import anchor_generator, box_clip, box_coder, density_prior_box, iou_similarity, prior_box
 from .detection_nms import (bipartite_match, detection_output, locality_aware_nms, matrix_nms, multiclass_nms,
                             multiclass_nms2, target_assign)
 from .detection_ssd import multi_box_head, ssd_loss
+from .roi import roi_perspective_transform
 from .yolo import yolo_box, yolov3_loss
 
 __all__ = ["anchor_generator", "bipartite_match", "box_clip", "box_coder", "density_prior_box", "detection_output",
            "iou_similarity", "locality_aware_nms", "matrix_nms", "multi_box_head", "multiclass_nms", "prior_box",
-           "ssd_loss", "target_assign", "yolo_box", "yolov3_loss"]
+           "roi_perspective_transform", "ssd_loss", "target_assign", "yolo_box", "yolov3_loss"]

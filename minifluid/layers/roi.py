@@ -1,5 +1,5 @@
-"""Region-of-interest pooling layers: roi_pool, roi_align, psroi_pool, prroi_pool (fluid 1.8 signatures,
-defaults and argument errors; the ops are in ops/roi.py).
+"""Region-of-interest layers: roi_pool, roi_align, psroi_pool, prroi_pool and roi_perspective_transform (fluid 1.8
+signatures, defaults and argument errors; the ops are in ops/roi.py and ops/roi_perspective.py).
 
 ``rois`` is a [num_rois, 4] float tensor of [x1, y1, x2, y2] boxes in input-image coordinates (times
 ``spatial_scale`` on the feature map). Which image each ROI belongs to comes from its LoD (a LoDTensor fed
@@ -10,7 +10,7 @@ from .activation import check_variable_and_dtype
 from .creation import check_type
 from .helper import LayerHelper
 
-__all__ = ["prroi_pool", "psroi_pool", "roi_align", "roi_pool"]
+__all__ = ["prroi_pool", "psroi_pool", "roi_align", "roi_perspective_transform", "roi_pool"]
 
 _FLOATS = ("float32", "float64")
 
@@ -76,3 +76,24 @@ def prroi_pool(input, rois, spatial_scale=1.0, pooled_height=1, pooled_width=1, 
     return _pool("prroi_pool", input, {"X": input, "ROIs": rois, "BatchRoINums": batch_roi_nums},
                  {"spatial_scale": spatial_scale, "pooled_height": pooled_height, "pooled_width": pooled_width},
                  name)
+
+
+def roi_perspective_transform(input, rois, transformed_height, transformed_width, spatial_scale=1.0, name=None):
+    """Warp each quadrilateral ROI (LoD ``rois`` [R, 8]: x0, y0 .. x3, y3, clockwise from the top left) of
+    ``input`` onto a transformed_height x transformed_width grid by its perspective transform. Returns (out
+    [R, C, transformed_height, transformed_width] with the ROIs' LoD, mask int32 [R, 1, transformed_height,
+    transformed_width]: 1 where the point lies in the quad and the image, transform_matrix [R, 9])."""
+    check_variable_and_dtype(input, "input", _FLOATS, "roi_perspective_transform")
+    check_variable_and_dtype(rois, "rois", _FLOATS, "roi_perspective_transform")
+    helper = LayerHelper("roi_perspective_transform", name=name)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    matrix = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    out2in_idx = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    out2in_w = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    helper.append_op(type="roi_perspective_transform", inputs={"X": [input], "ROIs": [rois]},
+                     outputs={"Out": [out], "Out2InIdx": [out2in_idx], "Out2InWeights": [out2in_w], "Mask": [mask],
+                              "TransformMatrix": [matrix]},
+                     attrs={"transformed_height": transformed_height, "transformed_width": transformed_width,
+                            "spatial_scale": spatial_scale})
+    return out, mask, matrix

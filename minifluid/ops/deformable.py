@@ -61,8 +61,9 @@ def _infer(op, attrs, x, filt, offset, mask):
 
 
 class _Sampler:
-    """The bilinear samples of one step of images: corner rows, weights and fractions per sample, samples in
-    (image, deformable group, tap, ho, wo) order."""
+    """The bilinear samples of one step of images, in (image, deformable group, tap, ho, wo) order: ``rows``
+    [P, 4], the corners (y0, x0), (y0, x0 + 1), (y0 + 1, x0), (y0 + 1, x0 + 1) in the channels-last input ``mat``
+    (its last row reads zero), their ``weights`` [P, 4] (0 for a sample outside) and the fractions ly, lx."""
 
     def __init__(self, attrs, x, offset, kh, kw):
         (sh, sw), (ph, pw), (dh, dw), _, dg = _attrs(attrs)
@@ -74,24 +75,27 @@ class _Sampler:
         px = np.arange(wo) * sw - pw + (tap_j * dw)[:, None, None] + off[:, :, :, 1]
         self.valid = ((py > -1) & (px > -1) & (py < h) & (px < w)).reshape(-1)
         y0, x0 = np.floor(py), np.floor(px)
-        self.ly, self.lx = (py - y0).reshape(-1), (px - x0).reshape(-1)
+        ly, lx = (py - y0).reshape(-1, 1), (px - x0).reshape(-1, 1)
         plane = (np.arange(n)[:, None] * dg + np.arange(dg)).reshape(n, dg, 1, 1, 1)
-        self.rows = []
+        rows = []
         for cy, cx in ((y0, x0), (y0, x0 + 1), (y0 + 1, x0), (y0 + 1, x0 + 1)):
             inside = (cy >= 0) & (cy <= h - 1) & (cx >= 0) & (cx <= w - 1)
-            self.rows.append(np.where(inside, (plane * h + cy) * w + cx, n * dg * h * w).astype(np.int64).reshape(-1))
-        ly, lx = self.ly, self.lx
-        self.weights = [(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx]
+            rows.append(np.where(inside, (plane * h + cy) * w + cx, n * dg * h * w).astype(np.int64).reshape(-1))
+        self.rows = np.stack(rows, axis=1)
+        self.weights = (np.concatenate([(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx], axis=1)
+                        * self.valid[:, None]).astype(x.dtype)
+        self.ly, self.lx = ly, lx
         self.mat = np.concatenate([x.reshape(n, dg, c // dg, h, w).transpose(0, 1, 3, 4, 2).reshape(-1, c // dg),
-                                   np.zeros((1, c // dg), x.dtype)])  # channels-last rows; the last reads zero
+                                   np.zeros((1, c // dg), x.dtype)])
         self.shape = (n, dg, kh * kw, ho * wo, c // dg)
 
     def corners(self):
-        return [self.mat[r] for r in self.rows]
+        """[P, 4, Cg]: the four corner rows of every sample."""
+        return self.mat[self.rows]
 
     def values(self, corners):
-        """[samples, channels of the group]: the interpolated input (0 for a sample outside)."""
-        return sum(v * (wt * self.valid)[:, None] for v, wt in zip(corners, self.weights))
+        """[P, Cg]: the interpolated input (0 for a sample outside)."""
+        return np.matmul(self.weights[:, None, :], corners)[:, 0]
 
     def to_columns(self, vals):
         """[samples, Cg] -> im2col columns [N, C * kh * kw, Ho * Wo] (channel-major, then tap)."""
@@ -139,42 +143,33 @@ def _backward(attrs, x, offset, mask, filt, dout, need):
     dfilt = np.zeros(w.shape, np.result_type(filt, np.float64))
     for s in _steps(attrs, n):
         sampler = _Sampler(attrs, x[s], offset[s], kh, kw)
-        msk = _mask_of(None if mask is None else mask[s], sampler)
+        msk = _mask_of(None if mask is None else mask[s], sampler).astype(x.dtype)
         d = dout[s].reshape(dout[s].shape[0], groups, m // groups, -1)
-        dcols = np.matmul(w.transpose(0, 2, 1), d).reshape(d.shape[0], c * kh * kw, -1)
-        dvals = sampler.from_columns(dcols)  # [samples, Cg]
+        dvals = sampler.from_columns(np.matmul(w.transpose(0, 2, 1), d))  # [samples, Cg]
         corners = sampler.corners()
-        vals = sampler.values(corners)
         if need[3]:
-            cols = sampler.to_columns(vals * msk[:, None]).reshape(d.shape[0], groups, -1, d.shape[3])
+            cols = sampler.to_columns(sampler.values(corners) * msk[:, None]).reshape(d.shape[0], groups, -1, d.shape[3])
             dfilt += np.matmul(d, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        along = np.matmul(corners, dvals[:, :, None])[:, :, 0]  # [P, 4]: dVals . each corner's row
         if dmask is not None and need[2]:
-            dmask[s] = (dvals * vals).sum(axis=1).reshape(dmask[s].shape)
-        if need[1]:
-            ly, lx = sampler.ly[:, None], sampler.lx[:, None]
-            v00, v01, v10, v11 = corners
-            slope_y = (1 - lx) * (v10 - v00) + lx * (v11 - v01)
-            slope_x = (1 - ly) * (v01 - v00) + ly * (v11 - v10)
-            share = dvals * (msk * sampler.valid)[:, None]
-            doff[s] = _offset_grad(sampler, share, slope_y, slope_x, doff[s].shape)
-        if need[0]:
+            dmask[s] = (sampler.weights * along).sum(axis=1).reshape(dmask[s].shape)
+        if need[1]:  # the interpolation's slope in y and x: corner coefficients
+            ly, lx = sampler.ly, sampler.lx
             scale = msk * sampler.valid
-            rows = np.concatenate(sampler.rows)
-            src = np.tile(np.arange(sampler.valid.size), 4)
-            wts = np.concatenate([wt * scale for wt in sampler.weights])
-            rows_n = sampler.mat.shape[0] - 1
+            dy = ((np.concatenate([lx - 1, -lx, 1 - lx, lx], axis=1) * along).sum(axis=1) * scale)
+            dxx = ((np.concatenate([ly - 1, 1 - ly, -ly, ly], axis=1) * along).sum(axis=1) * scale)
+            nb, dg, k = sampler.shape[:3]
+            doff[s] = np.stack([dy, dxx], axis=1).reshape(nb, dg, k, -1, 2).transpose(0, 1, 2, 4, 3).reshape(
+                doff[s].shape)
+        if need[0]:
+            rows, rows_n = sampler.rows.reshape(-1), sampler.mat.shape[0] - 1
             keep = rows < rows_n
-            grid = gather_transpose(rows[keep], src[keep], wts[keep], dvals, rows_n)
+            src = np.repeat(np.arange(len(sampler.rows)), 4)
+            grid = gather_transpose(rows[keep], src[keep], (sampler.weights * msk[:, None]).reshape(-1)[keep], dvals,
+                                    rows_n)
             nb, dg = d.shape[0], sampler.shape[1]
             dx[s] = grid.reshape(nb, dg, h, wd, -1).transpose(0, 1, 4, 2, 3).reshape(nb, c, h, wd)
     return dx, doff, dmask, dfilt.reshape(filt.shape).astype(filt.dtype)
-
-
-def _offset_grad(sampler, share, slope_y, slope_x, shape):
-    n, dg, k = sampler.shape[:3]
-    dy = (share * slope_y).sum(axis=1).reshape(n, dg, k, 1, shape[2], shape[3])
-    dxx = (share * slope_x).sum(axis=1).reshape(n, dg, k, 1, shape[2], shape[3])
-    return np.concatenate([dy, dxx], axis=3).reshape(shape)
 
 
 _ATTRS = {"strides": [1, 1], "paddings": [0, 0], "dilations": [1, 1], "groups": 1, "deformable_groups": 1,
@@ -233,62 +228,75 @@ def _dps_infer(attrs, x, rois, trans):
 
 
 class _PSSamples:
-    """The samples of ROIs ``chunk``: per (roi, output channel, ph, pw, sample), its four corner indices into
-    the flat input, their weights, whether it counts, and what its trans gradient needs."""
+    """The samples of ROIs ``chunk`` per (roi, class, ph, pw): the four corner rows of each of the
+    sample_per_part^2 samples in the stacked input ``_ps_matrix`` (rows of the class's output channels), their
+    weights divided by the bin's sample count (0 for a sample outside), the counts, and the trans slots."""
 
     def __init__(self, attrs, x, rois, trans, images, chunk):
-        n_rois = rois.shape[0]
-        dim, (gh, gw), (part_h, part_w) = attrs["output_dim"], attrs["group_size"], attrs["part_size"]
-        ph, pw, s = attrs["pooled_height"], attrs["pooled_width"], attrs["sample_per_part"]
-        c, h, w = x.shape[1:]
-        classes = 1 if attrs["no_trans"] else trans.shape[1] // 2
-        per_class = dim // classes
-        scale = attrs["spatial_scale"]
-        r = np.arange(n_rois)[chunk]
+        n, _, h, w = x.shape
+        (gh, gw), (part_h, part_w) = attrs["group_size"], attrs["part_size"]
+        ph, pw, s, scale = attrs["pooled_height"], attrs["pooled_width"], attrs["sample_per_part"], attrs["spatial_scale"]
+        classes = _ps_classes(attrs, trans)
+        r = np.arange(rois.shape[0])[chunk]
         box = np.sign(rois[chunk]) * np.floor(np.abs(rois[chunk]) + 0.5)
         x0, y0 = box[:, 0] * scale - 0.5, box[:, 1] * scale - 0.5
         rw = np.maximum((box[:, 2] + 1) * scale - 0.5 - x0, 0.1)
         rh = np.maximum((box[:, 3] + 1) * scale - 0.5 - y0, 0.1)
-        ph_i, pw_i = np.arange(ph), np.arange(pw)
-        part_y, part_x = np.floor(ph_i / ph * part_h).astype(np.int64), np.floor(pw_i / pw * part_w).astype(np.int64)
-        cls = np.arange(dim) // per_class  # [dim]
+        bins_y, bins_x = np.arange(ph), np.arange(pw)
+        self.part_y = np.floor(bins_y / ph * part_h).astype(np.int64)
+        self.part_x = np.floor(bins_x / pw * part_w).astype(np.int64)
         if attrs["no_trans"]:
-            tx = ty = np.zeros((len(r), dim, ph, pw))
+            tx = ty = np.zeros((len(r), classes, ph, pw))
         else:
             t = trans[r] * attrs["trans_std"]
-            tx = t[:, 2 * cls][:, :, part_y][:, :, :, part_x]
-            ty = t[:, 2 * cls + 1][:, :, part_y][:, :, :, part_x]
-        k = np.arange(s)
-        # [R, dim, PH, PW, S(h), S(w)]
-        hs = (ph_i * (rh / ph)[:, None] + y0[:, None])[:, None, :, None] + ty * rh[:, None, None, None]
-        ws = (pw_i * (rw / pw)[:, None] + x0[:, None])[:, None, None, :] + tx * rw[:, None, None, None]
-        hh = hs[..., None, None] + (k * (rh / ph / s)[:, None])[:, None, None, None, :, None]
-        ww = ws[..., None, None] + (k * (rw / pw / s)[:, None])[:, None, None, None, None, :]
-        self.valid = (ww >= -0.5) & (ww <= w - 0.5) & (hh >= -0.5) & (hh <= h - 0.5)
-        hh, ww = np.clip(hh, 0, h - 1), np.clip(ww, 0, w - 1)
-        ylo, xlo = np.floor(hh), np.floor(ww)
-        yhi, xhi = np.ceil(hh), np.ceil(ww)
-        self.dy, self.dx = hh - ylo, ww - xlo
-        g_h = np.clip(np.floor(ph_i * gh / ph), 0, gh - 1).astype(np.int64)
-        g_w = np.clip(np.floor(pw_i * gw / pw), 0, gw - 1).astype(np.int64)
-        cin = (np.arange(dim)[:, None, None] * gh + g_h[:, None]) * gw + g_w  # [dim, PH, PW]
-        base = ((images[r][:, None, None, None] * c + cin) * (h * w))[..., None, None]
-        yl, yh, xl, xh = (a.astype(np.int64) for a in (ylo, yhi, xlo, xhi))
-        self.index = [base + yl * w + xl, base + yh * w + xl, base + yl * w + xh, base + yh * w + xh]
-        self.count = self.valid.sum(axis=(-1, -2))
-        self.roi_size = (rw, rh)
-        self.part = (cls, part_y, part_x, classes)
-        self.r = r
+            tx = t[:, 0::2][:, :, self.part_y][:, :, :, self.part_x]
+            ty = t[:, 1::2][:, :, self.part_y][:, :, :, self.part_x]
+        k = np.arange(s)  # [R, classes, PH, PW, S (rows), S (columns)]
+        hh = ((bins_y * (rh / ph)[:, None] + y0[:, None])[:, None, :, None] + ty * rh[:, None, None, None])[
+            ..., None, None] + (k * (rh / ph / s)[:, None])[:, None, None, None, :, None]
+        ww = ((bins_x * (rw / pw)[:, None] + x0[:, None])[:, None, None, :] + tx * rw[:, None, None, None])[
+            ..., None, None] + (k * (rw / pw / s)[:, None])[:, None, None, None, None, :]
+        valid = (ww >= -0.5) & (ww <= w - 0.5) & (hh >= -0.5) & (hh <= h - 0.5)
+        hh, ww = np.clip(np.broadcast_to(hh, valid.shape), 0, h - 1), np.clip(np.broadcast_to(ww, valid.shape), 0, w - 1)
+        ylo, xlo, yhi, xhi = (v.astype(np.int64) for v in (np.floor(hh), np.floor(ww), np.ceil(hh), np.ceil(ww)))
+        dy, dx = hh - ylo, ww - xlo
+        group = (np.clip(bins_y * gh // ph, 0, gh - 1)[:, None] * gw + np.clip(bins_x * gw // pw, 0, gw - 1))
+        plane = ((group * classes + np.arange(classes)[:, None, None]) * n + images[r][:, None, None, None])
+        base = (plane * (h * w))[..., None, None]
+        self.count = valid.sum(axis=(-1, -2))  # [R, classes, PH, PW]
+        scale_ = np.where(valid, 1.0 / np.maximum(self.count, 1)[..., None, None], 0.0)
+        corners = [(ylo, xlo, (1 - dx) * (1 - dy)), (yhi, xlo, (1 - dx) * dy), (ylo, xhi, dx * (1 - dy)),
+                   (yhi, xhi, dx * dy)]
+        shape = self.count.shape + (-1,)
+        self.rows = np.stack([(base + yy * w + xx).reshape(shape) for yy, xx, _ in corners], axis=-1).reshape(shape)
+        self.weights = np.stack([(wt * scale_).reshape(shape) for _, _, wt in corners], axis=-1).reshape(shape)
+        self.dy, self.dx, self.scale = dy.reshape(shape), dx.reshape(shape), scale_.reshape(shape)
+        self.size, self.r, self.classes = (rw, rh), r, classes
 
-    def weights(self):
-        dy, dx = self.dy, self.dx
-        return [(1 - dx) * (1 - dy), (1 - dx) * dy, dx * (1 - dy), dx * dy]
+
+def _ps_classes(attrs, trans):
+    return 1 if attrs["no_trans"] else trans.shape[1] // 2
+
+
+def _ps_matrix(attrs, x, classes):
+    """The input's first output_dim * group_h * group_w channels as rows (group, class, image, y, x) of the
+    class's output channels."""
+    n, _, h, w = x.shape
+    (gh, gw), dim = attrs["group_size"], attrs["output_dim"]
+    used = x[:, :dim * gh * gw].reshape(n, classes, dim // classes, gh, gw, h, w)
+    return np.ascontiguousarray(used.transpose(3, 4, 1, 0, 5, 6, 2)).reshape(-1, dim // classes)
 
 
 def _dps_chunks(attrs, rois):
-    per = attrs["output_dim"] * attrs["pooled_height"] * attrs["pooled_width"] * attrs["sample_per_part"] ** 2
+    per = attrs["output_dim"] * attrs["pooled_height"] * attrs["pooled_width"] * attrs["sample_per_part"] ** 2 * 4
     step = max(1, _BLOCK // max(per, 1))
     return [slice(i, i + step) for i in range(0, rois.shape[0], step)]
+
+
+def _dps_to_nchw(bins, attrs):
+    """[R, classes, PH, PW, per class] -> [R, output_dim, PH, PW]."""
+    r, k, ph, pw, per = bins.shape
+    return bins.transpose(0, 1, 4, 2, 3).reshape(r, k * per, ph, pw)
 
 
 @register_op("deformable_psroi_pooling", inputs=("Input", "ROIs", "Trans"), outputs=("Output", "TopCount"),
@@ -299,13 +307,14 @@ def _dps_chunks(attrs, rois):
 def _deformable_psroi_forward(ctx, attrs, x, rois, trans):
     shape = _dps_infer(attrs, x, rois, trans)[0][0]
     images = roi_images(ctx, "DeformablePSROIPooling", x, rois)
+    classes = _ps_classes(attrs, trans)
+    mat = _ps_matrix(attrs, x, classes)
     out, count = np.zeros(shape, x.dtype), np.zeros(shape, x.dtype)
-    flat = x.reshape(-1)
     for chunk in _dps_chunks(attrs, rois):
         sm = _PSSamples(attrs, x, rois, trans, images, chunk)
-        total = sum(wt * flat[i] for wt, i in zip(sm.weights(), sm.index))
-        count[chunk] = sm.count
-        out[chunk] = np.where(sm.count > 0, (total * sm.valid).sum(axis=(-1, -2)) / np.maximum(sm.count, 1), 0)
+        bins = np.matmul(sm.weights.astype(x.dtype)[..., None, :], mat[sm.rows])[..., 0, :]
+        out[chunk] = _dps_to_nchw(bins, attrs)
+        count[chunk] = np.repeat(sm.count, shape[1] // classes, axis=1)
     return out, count
 
 
@@ -313,26 +322,35 @@ def _deformable_psroi_forward(ctx, attrs, x, rois, trans):
 def _deformable_psroi_backward(ctx, attrs, ins, outs, douts, need):
     (x, rois, trans), dout = ins, douts[0]
     images = roi_images(ctx, "DeformablePSROIPooling", x, rois)
-    flat = x.reshape(-1)
-    dx, dtrans = np.zeros(x.size), np.zeros(trans.size)
+    classes = _ps_classes(attrs, trans)
+    mat = _ps_matrix(attrs, x, classes)
+    dmat, dtrans = np.zeros(mat.shape), np.zeros(trans.size)
     for chunk in _dps_chunks(attrs, rois):
         sm = _PSSamples(attrs, x, rois, trans, images, chunk)
-        share = np.where(sm.count > 0, dout[chunk] / np.maximum(sm.count, 1), 0)[..., None, None] * sm.valid
+        r, ph, pw = len(sm.r), attrs["pooled_height"], attrs["pooled_width"]
+        dbins = dout[chunk].reshape(r, classes, -1, ph, pw).transpose(0, 1, 3, 4, 2)  # [R, classes, PH, PW, per]
         if need[0]:
-            for wt, i in zip(sm.weights(), sm.index):
-                dx += np.bincount(i.reshape(-1), weights=(wt * share).reshape(-1), minlength=x.size)
+            src = np.broadcast_to(np.arange(dbins[..., 0].size).reshape(sm.count.shape + (1,)), sm.rows.shape)
+            dmat += gather_transpose(sm.rows.reshape(-1), src.reshape(-1), sm.weights.reshape(-1),
+                                     dbins.reshape(-1, dbins.shape[-1]), mat.shape[0])
         if need[2] and not attrs["no_trans"]:
-            u00, u01, u10, u11 = (flat[i] for i in sm.index)
-            slope_x = (u11 - u01) * sm.dy + (u10 - u00) * (1 - sm.dy)
-            slope_y = (u11 - u10) * sm.dx + (u01 - u00) * (1 - sm.dx)
-            rw, rh = sm.roi_size
-            cls, part_y, part_x, classes = sm.part
-            gx = (slope_x * share).sum(axis=(-1, -2)) * (attrs["trans_std"] * rw[:, None, None, None])
-            gy = (slope_y * share).sum(axis=(-1, -2)) * (attrs["trans_std"] * rh[:, None, None, None])
+            v = np.einsum("...sc,...c->...s", mat[sm.rows], dbins).reshape(sm.rows.shape[:-1] + (-1, 4))
+            u00, u01, u10, u11 = (v[..., i] for i in range(4))  # corners (y, x): lo-lo, hi-lo, lo-hi, hi-hi
+            dy, dx = sm.dy.reshape(u00.shape), sm.dx.reshape(u00.shape)
+            scale = sm.scale.reshape(u00.shape)
+            gx = (((u11 - u01) * dy + (u10 - u00) * (1 - dy)) * scale).sum(-1) * sm.size[0][:, None, None, None]
+            gy = (((u11 - u10) * dx + (u01 - u00) * (1 - dx)) * scale).sum(-1) * sm.size[1][:, None, None, None]
             th, tw = trans.shape[2:]
-            at = ((sm.r[:, None, None, None] * trans.shape[1] + 2 * cls[:, None, None]) * th + part_y[:, None]) * tw \
-                + part_x
-            dtrans += np.bincount(at.reshape(-1), weights=gx.reshape(-1), minlength=trans.size)
-            dtrans += np.bincount((at + th * tw).reshape(-1), weights=gy.reshape(-1), minlength=trans.size)
-    return (dx.reshape(x.shape).astype(x.dtype) if need[0] else None, None,
-            dtrans.reshape(trans.shape).astype(trans.dtype) if need[2] else None)
+            at = ((sm.r[:, None, None, None] * trans.shape[1] + 2 * np.arange(classes)[:, None, None]) * th
+                  + sm.part_y[:, None]) * tw + sm.part_x
+            dtrans += np.bincount(at.reshape(-1), weights=gx.reshape(-1) * attrs["trans_std"], minlength=trans.size)
+            dtrans += np.bincount((at + th * tw).reshape(-1), weights=gy.reshape(-1) * attrs["trans_std"],
+                                  minlength=trans.size)
+    dx = None
+    if need[0]:
+        (gh, gw), dim = attrs["group_size"], attrs["output_dim"]
+        n, _, h, w = x.shape
+        dx = np.zeros(x.shape, x.dtype)
+        dx[:, :dim * gh * gw] = dmat.reshape(gh, gw, classes, n, h, w, -1).transpose(3, 2, 6, 0, 1, 4, 5).reshape(
+            n, dim * gh * gw, h, w)
+    return dx, None, dtrans.reshape(trans.shape).astype(trans.dtype) if need[2] else None

@@ -113,7 +113,8 @@ class ModelAverage(Optimizer, _Averaging):
             _op(block, "assign", {"X": [p]}, {"Out": [_mirror(block, backup)]})
             acc = {n: _mirror(block, self._get_accumulator(n, param))
                    for n in ("sum_1", "sum_2", "sum_3", "num_accumulates", "old_num_accumulates")}
-            count, count_f, total = _temp(block, "int64", [1]), _temp(block, param.dtype, [1]), _temp(block, param.dtype)
+            count, count_f = _temp(block, "int64", [1]), _temp(block, param.dtype, [1])
+            total = _temp(block, param.dtype)
             _op(block, "sum", {"X": [acc["num_accumulates"], acc["old_num_accumulates"]]}, {"Out": [count]})
             _op(block, "cast", {"X": [count]}, {"Out": [count_f]}, in_dtype="int64", out_dtype=param.dtype)
             _op(block, "sum", {"X": [acc["sum_1"], acc["sum_2"], acc["sum_3"]]}, {"Out": [total]})

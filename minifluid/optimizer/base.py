@@ -225,6 +225,7 @@ class MomentumOptimizer(Optimizer):
     """``v = mu * v + grad``; ``param -= lr * v`` (Nesterov: ``param -= lr * (grad + mu * v)``)."""
 
     type = "momentum"
+    _velocity_acc_str = "velocity"
 
     def __init__(self, learning_rate, momentum, parameter_list=None, use_nesterov=False, regularization=None,
                  grad_clip=None, name=None):
@@ -247,6 +248,8 @@ class AdamOptimizer(Optimizer):
     """Adam with fluid's bias correction (epsilon scaled by sqrt(1 - beta2^t)); ``lazy_mode`` is ignored."""
 
     type = "adam"
+    _moment1_acc_str, _moment2_acc_str = "moment1", "moment2"
+    _beta1_pow_acc_str, _beta2_pow_acc_str = "beta1_pow_acc", "beta2_pow_acc"
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameter_list=None,
                  regularization=None, grad_clip=None, name=None, lazy_mode=False):
@@ -276,6 +279,7 @@ class AdagradOptimizer(Optimizer):
     """``m += grad^2``; ``param -= lr * grad / (sqrt(m) + epsilon)``."""
 
     type = "adagrad"
+    _moment_acc_str = "moment"
 
     def __init__(self, learning_rate, epsilon=1.0e-6, parameter_list=None, regularization=None, grad_clip=None,
                  name=None, initial_accumulator_value=0.0):
@@ -298,6 +302,7 @@ class RMSPropOptimizer(Optimizer):
     """RMSProp with optional momentum and centering (fluid's formulation)."""
 
     type = "rmsprop"
+    _momentum_acc_str, _mean_square_acc_str, _mean_grad_acc_str = "momentum", "mean_square", "mean_grad"
 
     def __init__(self, learning_rate, rho=0.95, epsilon=1.0e-6, momentum=0.0, centered=False, parameter_list=None,
                  regularization=None, grad_clip=None, name=None):

@@ -25,6 +25,7 @@ class AdamaxOptimizer(Optimizer):
     """``m = b1 m + (1 - b1) g``; ``u = max(b2 u + eps, |g|)``; ``param -= lr / (1 - b1^t) * m / u``."""
 
     type = "adamax"
+    _moment_acc_str, _inf_norm_acc_str, _beta1_pow_acc_str = "moment", "inf_norm", "beta1_pow_acc"
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameter_list=None,
                  regularization=None, grad_clip=None, name=None):
@@ -54,6 +55,7 @@ class AdadeltaOptimizer(Optimizer):
     the update op, as in fluid."""
 
     type = "adadelta"
+    _avg_squared_grad_acc_str, _avg_squared_update_acc_str = "_avg_squared_grad", "_avg_squared_update"
 
     def __init__(self, learning_rate, epsilon=1.0e-6, rho=0.95, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
@@ -80,6 +82,7 @@ class DecayedAdagradOptimizer(Optimizer):
     """``m = decay m + (1 - decay) g^2``; ``param -= lr g / (sqrt(m) + epsilon)``."""
 
     type = "decayed_adagrad"
+    _moment_acc_str = "moment"
 
     def __init__(self, learning_rate, decay=0.95, epsilon=1.0e-6, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
@@ -103,6 +106,7 @@ class FtrlOptimizer(Optimizer):
     here ``l2`` is the one given.)"""
 
     type = "ftrl"
+    _squared_acc_str, _linear_acc_str = "squared", "linear"
 
     def __init__(self, learning_rate, l1=0.0, l2=0.0, lr_power=-0.5, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
@@ -158,6 +162,7 @@ class LarsMomentumOptimizer(Optimizer):
     ``v = mu v + local_lr (g + lars_weight_decay p)``; ``param -= v``."""
 
     type = "lars_momentum"
+    _velocity_acc_str = "velocity"
 
     def __init__(self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005, parameter_list=None,
                  regularization=None, grad_clip=None, name=None):

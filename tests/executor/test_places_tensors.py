@@ -44,3 +44,18 @@ def test_create_lod_tensor_from_list_and_array():
 def test_core_names():
     assert issubclass(fluid.core.EOFException, Exception)
     assert fluid.core.LoDTensor is fluid.LoDTensor and fluid.core.Scope is fluid.Scope
+
+
+def test_np_array_of_a_parameter_is_a_snapshot_that_in_place_updates_leave_alone():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2])
+        loss = fluid.layers.mean(fluid.layers.fc(x, 1, param_attr="w"))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    tensor = scope.find_var("w").get_tensor()
+    before, live = np.array(tensor), np.asarray(tensor)
+    exe.run(main, feed={"x": np.ones((4, 2), "float32")}, scope=scope)
+    np.testing.assert_allclose(np.array(tensor), before - 0.5)  # d(mean(x w + b))/dw = 1 for x of ones
+    np.testing.assert_array_equal(live, np.array(tensor))  # asarray may share the parameter's memory

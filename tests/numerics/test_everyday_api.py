@@ -31,7 +31,7 @@ def test_name_scope_labels_ops_like_fluid_and_numbers_a_reused_prefix():
         with fluid.name_scope("s4"):
             f - a
         fluid.layers.relu(f)
-    scopes = {op.type: op.attr("op_namescope") for op in main.global_block().ops}
+    scopes = {op.type: op.desc.attr("op_namescope") for op in main.global_block().ops}  # fluid's OpDesc view
     assert scopes == {"elementwise_add": "/s1/", "elementwise_mul": "/s1/s2/", "elementwise_div": "/s1/s3/",
                       "pow": "/s1_1/", "elementwise_sub": "/s4/", "relu": "/"}
     with pytest.raises(ValueError, match="namescope prefix can not be empty"):
@@ -171,3 +171,25 @@ def test_scaled_dot_product_attention_checks_its_inputs():
             fluid.nets.scaled_dot_product_attention(q, k, v)
         with pytest.raises(ValueError, match=r"hidden size of keys \(4\) must be divisible .* heads \(3\)"):
             fluid.nets.scaled_dot_product_attention(q, k, fluid.data("v2", [None, 5, 6]), num_heads=3)
+
+
+# --- fluid's lower-level spellings -----------------------------------------------------------------------
+def test_op_desc_view_block_initializer_kwargs_and_the_tensor_alias():
+    program = fluid.Program()
+    block = program.global_block()
+    for _ in range(2):  # a second create_parameter finds the init op and adds none
+        block.create_parameter(name="p", shape=[2, 3], dtype="float32",
+                               initializer=fluid.initializer.ConstantInitializer(0.5))
+    v = block.create_var(name="v", shape=[2], dtype="float32", persistable=True,
+                         initializer=fluid.initializer.Constant(2.0))
+    assert [(op.type, op.desc.type(), op.desc.output("Out")) for op in block.ops] == \
+        [("fill_constant", "fill_constant", ["p"]), ("fill_constant", "fill_constant", ["v"])]
+    op = block.ops[1]
+    assert op.desc.attr("value") == 2.0 and op.desc.has_attr("op_role") and not op.desc.has_attr("nope")
+    op.desc.set_attr("value", 3.0)
+    assert op.attr("value") == 3.0 and op.desc.output_arg_names() == [v.name]
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(program, scope=scope)
+    np.testing.assert_array_equal(np.array(scope.find_var("p").get_tensor()), np.full((2, 3), 0.5, "float32"))
+    np.testing.assert_array_equal(np.array(scope.find_var("v").get_tensor()), [3.0, 3.0])
+    assert fluid.Tensor is fluid.LoDTensor

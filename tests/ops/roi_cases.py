@@ -196,3 +196,64 @@ case("prroi_pool", "batch_roi_nums-scale",
      inputs={"X": X_PR, "ROIs": PR_ROIS * 2, "BatchRoINums": np.array(LENGTHS, np.int64)},
      attrs={"pooled_height": 3, "pooled_width": 2, "spatial_scale": 0.5}, atol=1e-5,
      reference=lambda X, ROIs, BatchRoINums: prroi_ref(X, PR_ROIS, images_of(LENGTHS), 3, 2, 1.0))
+
+
+# --- roi_perspective_transform ------------------------------------------------------------------------------
+def perspective_ref(x, rois, images, th, tw, scale):
+    """Point by point: the quad's perspective matrix, the source point, inside-quad and inside-image tests
+    with fluid's 1e-4 tolerance, and the clamped bilinear read."""
+    n, c, h, w = x.shape
+    eps = 1e-4
+    out, mask, mats = np.zeros((len(rois), c, th, tw)), np.zeros((len(rois), 1, th, tw), np.int32), []
+    for r, roi in enumerate(rois):
+        qx, qy = [v * scale for v in roi[0::2]], [v * scale for v in roi[1::2]]
+        side = [math.hypot(qx[i] - qx[(i + 1) % 4], qy[i] - qy[(i + 1) % 4]) for i in range(4)]
+        nh = max(2, th)
+        nw = max(2, min(math.floor((side[0] + side[2]) / 2 * (nh - 1) / ((side[1] + side[3]) / 2) + 0.5) + 1, tw))
+        dx1, dx2, dx3 = qx[1] - qx[2], qx[3] - qx[2], qx[0] - qx[1] + qx[2] - qx[3]
+        dy1, dy2, dy3 = qy[1] - qy[2], qy[3] - qy[2], qy[0] - qy[1] + qy[2] - qy[3]
+        a31 = (dx3 * dy2 - dx2 * dy3) / (dx1 * dy2 - dx2 * dy1 + 1e-5) / (nw - 1)
+        a32 = (dx1 * dy3 - dx3 * dy1) / (dx1 * dy2 - dx2 * dy1 + 1e-5) / (nh - 1)
+        m = [(qx[1] - qx[0] + a31 * (nw - 1) * qx[1]) / (nw - 1), (qx[3] - qx[0] + a32 * (nh - 1) * qx[3]) / (nh - 1),
+             qx[0], (qy[1] - qy[0] + a31 * (nw - 1) * qy[1]) / (nw - 1),
+             (qy[3] - qy[0] + a32 * (nh - 1) * qy[3]) / (nh - 1), qy[0], a31, a32, 1.0]
+        mats.append(m)
+        for oh in range(th):
+            for ow in range(tw):
+                z = m[6] * ow + m[7] * oh + m[8]
+                px, py = (m[0] * ow + m[1] * oh + m[2]) / z, (m[3] * ow + m[4] * oh + m[5]) / z
+                inside, crossings = False, 0
+                for i in range(4):
+                    xs, ys, xe, ye = qx[i], qy[i], qx[(i + 1) % 4], qy[(i + 1) % 4]
+                    if abs(ys - ye) < eps:
+                        inside |= (abs(py - ys) < eps and min(xs, xe) - eps < px < max(xs, xe) + eps)
+                        continue
+                    cx = (py - ys) * (xe - xs) / (ye - ys) + xs
+                    inside |= abs(cx - px) < eps and min(ys, ye) - eps < py < max(ys, ye) + eps
+                    if min(ys, ye) + eps <= py <= max(ys, ye) + eps and cx - px > eps:
+                        crossings += 1
+                inside |= crossings % 2 == 1
+                if not inside or px <= -0.5 + eps or px >= w - 0.5 - eps or py <= -0.5 + eps or py >= h - 0.5 - eps:
+                    continue
+                mask[r, 0, oh, ow] = 1
+                px, py = (0.0 if px < eps else px), (0.0 if py < eps else py)
+                x0, y0 = math.floor(px), math.floor(py)
+                x1, y1 = min(x0 + 1, w - 1), min(y0 + 1, h - 1)
+                fx, fy = (0.0 if x0 >= w - 1 else px - x0), (0.0 if y0 >= h - 1 else py - y0)
+                plane = x[images[r]]
+                out[r, :, oh, ow] = ((1 - fx) * (1 - fy) * plane[:, y0, x0] + (1 - fx) * fy * plane[:, y1, x0]
+                                     + fx * fy * plane[:, y1, x1] + fx * (1 - fy) * plane[:, y0, x1])
+    return {"Out": out, "Mask": mask, "TransformMatrix": np.array(mats)}
+
+
+QUADS = np.array([[1, 1, 6, 1.5, 7, 6, 0.5, 5.5], [2, 2, 5, 2, 5, 5, 2, 5], [-1, 0, 8, -1, 9, 9, 0, 8],
+                  [4, 1, 7.5, 3, 5, 7, 1.5, 4]])
+X_QUAD = rng.standard_normal((2, 3, 8, 9))
+case("roi_perspective_transform", inputs={"X": X_QUAD, "ROIs": LoDTensor(QUADS, [[3, 1]])},
+     attrs={"transformed_height": 4, "transformed_width": 5}, outputs=["Out", "Mask", "TransformMatrix"],
+     output_lods={"Out": [[3, 1]]}, grad_outputs=["Out"], grad_inputs=["X"],
+     reference=lambda X, ROIs: perspective_ref(X, QUADS, [0, 0, 0, 1], 4, 5, 1.0))
+case("roi_perspective_transform", "scale", inputs={"X": X_QUAD, "ROIs": LoDTensor(QUADS * 2, [[1, 3]])},
+     attrs={"transformed_height": 3, "transformed_width": 6, "spatial_scale": 0.5},
+     outputs=["Out", "Mask", "TransformMatrix"], grad_outputs=["Out"], grad_inputs=["X"],
+     reference=lambda X, ROIs: perspective_ref(X, QUADS, [0, 1, 1, 1], 3, 6, 1.0))

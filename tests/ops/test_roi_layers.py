@@ -197,3 +197,27 @@ def test_results_do_not_depend_on_the_block_size(monkeypatch):
         monkeypatch.undo()
         np.testing.assert_array_equal(big[0], small[0])
         np.testing.assert_allclose(big[1], small[1], rtol=1e-12, atol=1e-12)
+
+
+def test_roi_perspective_transform_layer():
+    from .roi_cases import QUADS, perspective_ref
+    e = inspect.Parameter.empty
+    assert _signature(L.roi_perspective_transform) == [("input", e), ("rois", e), ("transformed_height", e),
+                                                       ("transformed_width", e), ("spatial_scale", 1.0),
+                                                       ("name", None)]
+    assert fluid.layers.detection.roi_perspective_transform is L.roi_perspective_transform
+    x = rng.randn(2, 3, 8, 9).astype("float32")
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        xv = fluid.data("x", [None, 3, 8, 9], "float32")
+        rois = fluid.data("rois", [None, 8], "float32", lod_level=1)
+        out, mask, matrix = L.roi_perspective_transform(xv, rois, 4, 5)
+    assert (out.shape, mask.shape, matrix.shape) == ((-1, 3, 4, 5), (-1, 1, 4, 5), (-1, 9))
+    assert out.lod_level == 1
+    got = fluid.Executor(PLACE).run(main, feed={"x": x, "rois": fluid.create_lod_tensor(
+        QUADS.astype("float32"), [[3, 1]], PLACE)}, fetch_list=[out, mask, matrix], return_numpy=False)
+    assert got[0].recursive_sequence_lengths() == [[3, 1]]
+    want = perspective_ref(x.astype(np.float64), QUADS, [0, 0, 0, 1], 4, 5, 1.0)
+    np.testing.assert_allclose(np.array(got[0]), want["Out"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(np.array(got[1]), want["Mask"])
+    np.testing.assert_allclose(np.array(got[2]), want["TransformMatrix"], rtol=1e-5, atol=1e-5)
