@@ -126,7 +126,8 @@ argument; fluid.Tensor; the optimizers' _*_acc_str names) raise it by 44, what t
 deformable_psroi_pooling gathering rows of channels and deformable_conv one [samples, 4, C] gather (20x and 2x
 faster) raise it by 10, what they came to, and roi_perspective_transform (ops/roi_perspective.py 99, its layer 15,
 exports 1) by 115, what it came to: to 24,694 with the lower-level spellings.
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,939 (24,694 + 1,245).
+roi_perspective_transform's argument type checks (fluid 1.8.5's) raise it by 3: to 24,697.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,942 (24,697 + 1,245).
 """
 import ast
 import io
@@ -137,7 +138,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_939
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_942
 
 
 def code_lines(path):

@@ -85,6 +85,9 @@ def roi_perspective_transform(input, rois, transformed_height, transformed_width
     transformed_width]: 1 where the point lies in the quad and the image, transform_matrix [R, 9])."""
     check_variable_and_dtype(input, "input", _FLOATS, "roi_perspective_transform")
     check_variable_and_dtype(rois, "rois", _FLOATS, "roi_perspective_transform")
+    check_type(transformed_height, "transformed_height", (int,), "roi_perspective_transform")
+    check_type(transformed_width, "transformed_width", (int,), "roi_perspective_transform")
+    check_type(spatial_scale, "spatial_scale", (float,), "roi_perspective_transform")
     helper = LayerHelper("roi_perspective_transform", name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)

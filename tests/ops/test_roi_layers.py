@@ -206,6 +206,11 @@ def test_roi_perspective_transform_layer():
                                                        ("transformed_width", e), ("spatial_scale", 1.0),
                                                        ("name", None)]
     assert fluid.layers.detection.roi_perspective_transform is L.roi_perspective_transform
+    for args, message in (((7.5, 7), "transformed_height"), ((7, 7.5), "transformed_width"),
+                          ((7, 7, 2), "spatial_scale")):
+        with pytest.raises(TypeError, match=f"The type of '{message}' in roi_perspective_transform"):
+            _build_error(lambda: L.roi_perspective_transform(fluid.data("x", [None, 3, 8, 9], "float32"),
+                                                             fluid.data("r", [None, 8], "float32"), *args))
     x = rng.randn(2, 3, 8, 9).astype("float32")
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):
