@@ -127,7 +127,12 @@ deformable_psroi_pooling gathering rows of channels and deformable_conv one [sam
 faster) raise it by 10, what they came to, and roi_perspective_transform (ops/roi_perspective.py 99, its layer 15,
 exports 1) by 115, what it came to: to 24,694 with the lower-level spellings.
 roi_perspective_transform's argument type checks (fluid 1.8.5's) raise it by 3: to 24,697.
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 25,942 (24,697 + 1,245).
+fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
+rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
+gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
+(143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 25,507 with the others above (24,697).
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 26,752 (25,507 + 1,245).
 """
 import ast
 import io
@@ -138,7 +143,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_942
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 26_752
 
 
 def code_lines(path):

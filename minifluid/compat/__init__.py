@@ -46,6 +46,8 @@ MODULE_MAP = {
     **{f"paddle.fluid.layers.{name}": "minifluid.layers"  # fluid's layer modules: every layer function there
        for name in ("nn", "io", "tensor", "control_flow", "ops", "learning_rate_scheduler", "detection",
                     "metric_op", "math_op_patch", "loss")},
+    "paddle.fluid.layers.rnn": "minifluid.layers.rnn",  # the module; ``fluid.layers.rnn`` stays the function
+    "paddle.fluid.layers.utils": "minifluid.layers.nest",
     "paddle.fluid.parallel_executor": "minifluid.parallel_executor",
     "paddle.fluid.metrics": "minifluid.metrics",
     "paddle.fluid.contrib": "minifluid.contrib",
@@ -128,9 +130,9 @@ class _ProxyModule(types.ModuleType):
         if attr.startswith("__"):
             raise AttributeError(attr)
         sub = f"{self.__name__}.{attr}"
-        if sub in MODULE_MAP:  # paddle.fluid.layers is the proxy too, so its missing names get clear errors
-            return importlib.import_module(sub)
         target = object.__getattribute__(self, "_target")
+        if sub in MODULE_MAP and not _shadowed(target, attr):  # paddle.fluid.layers is the proxy too, so its
+            return importlib.import_module(sub)                # missing names get clear errors
         try:
             return getattr(target, attr)
         except AttributeError:
@@ -145,6 +147,8 @@ class _ProxyModule(types.ModuleType):
     # behind the proxy. Dunders (the import system's __spec__, __path__ ...) and submodules (the finder
     # binds each child proxy to its parent) stay on the proxy.
     def __setattr__(self, attr, value):
+        if isinstance(value, types.ModuleType) and _shadowed(object.__getattribute__(self, "_target"), attr):
+            return  # the import system binds a loaded submodule to its parent: fluid.layers.rnn stays the function
         if attr.startswith("__") or isinstance(value, types.ModuleType):
             super().__setattr__(attr, value)
         else:
@@ -165,6 +169,13 @@ class _Loader(importlib.abc.Loader):
         parent, _, child = module.__name__.rpartition(".")
         if parent and parent in sys.modules:
             setattr(sys.modules[parent], child, module)
+
+
+def _shadowed(target, name):
+    """The module behind a proxy has a non-module attribute ``name`` (``fluid.layers.rnn``, a function named
+    like fluid's layers/rnn.py): the attribute wins over the submodule, as in fluid."""
+    value = getattr(target, name, None) if target is not None else None
+    return value is not None and not isinstance(value, types.ModuleType)
 
 
 class _Finder(importlib.abc.MetaPathFinder):

@@ -45,12 +45,9 @@ NOT_SUPPORTED_YET = {
     "comparison and logical ops": {
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "recurrent layers": {
-        "paddle.fluid.layers": "RNNCell GRUCell LSTMCell rnn lstm",
         "paddle.fluid.dygraph": "GRUUnit",
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
-        "paddle.fluid.layers": """Decoder BeamSearchDecoder BasicDecoder DecodeHelper TrainingHelper
-            GreedyEmbeddingHelper SampleEmbeddingHelper dynamic_decode gather_tree""",
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
         "paddle.nn.functional": "gather_tree"},
     "attention and transformer layers": {

@@ -14,6 +14,8 @@ from .manip import *  # noqa: F401,F403
 from .metric_op import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403  (binds fluid.layers.rnn to the function, as fluid 1.8 does)
+from .rnn import _CELL_API as _rnn_all
 from .sequence_label import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403
 from .ctc import __all__ as _ctc_all
@@ -111,6 +113,7 @@ __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
 __all__ += ["Categorical", "MultivariateNormalDiag", "Normal", "Uniform"]  # layers/distributions.py
 __all__ += _misc_nn_all  # center_loss, npair_loss, spectral_norm, random_crop ...: layers/misc_nn.py
 __all__ += ["adaptive_pool3d", "conv3d", "conv3d_transpose", "pool3d"]  # layers/vision3d.py
+__all__ += _rnn_all  # RNN cells, rnn, lstm and the decoding API: layers/rnn.py, layers/decode.py
 __all__ += _detection_all  # SSD-style detection: layers/detection.py
 __all__ += _roi_all  # roi_pool, roi_align, psroi_pool, prroi_pool: layers/roi.py
 __all__ += _deformable_all + _yolo_all  # deformable_conv, deformable_roi_pooling; yolo_box, yolov3_loss

@@ -7,6 +7,8 @@ left from the trailing dimensions, as ``fluid.layers.elementwise_*`` do. A numbe
 or ``**`` is first filled out to the Variable's shape (``fill_any_like``). The ordering comparisons
 ``<``, ``<=``, ``>``, ``>=`` append fluid's compare ops (a number becomes a [1] ``fill_constant``);
 ``==`` and ``!=`` are not patched: ``==`` stays identity, which the graph code relies on.
+Indexing (``x[0]``, ``x[:, 1:3]``, ``x[::2]``) appends fluid's ``slice`` op (``strided_slice`` for a step
+other than 1); an int index drops its dimension (a result with none left has shape [1], as in fluid).
 """
 import numbers
 
@@ -66,6 +68,7 @@ def monkey_patch_variable():
         setattr(Variable, f"__r{name}__", _operator(both, number_with, reflected=True))
     Variable.__div__, Variable.__rdiv__ = Variable.__truediv__, Variable.__rtruediv__  # fluid's py2 names
     Variable.__neg__ = lambda self: scale(self, -1.0)
+    Variable.__getitem__ = _getitem
     for name, op_type in (("lt", "less_than"), ("le", "less_equal"), ("gt", "greater_than"), ("ge", "greater_equal")):
         setattr(Variable, f"__{name}__", _comparison(op_type))
 
@@ -81,3 +84,46 @@ def _comparison(op_type):
         helper.append_op(type=op_type, inputs={"X": [self], "Y": [other]}, outputs={"Out": [out]})
         return out
     return method
+
+
+_END = 2 ** 31 - 1
+
+
+def _getitem(self, item):
+    """``self[item]`` for ints and slices (one per leading dimension)."""
+    items = item if isinstance(item, tuple) else (item,)
+    if len(items) > len(self.shape):
+        raise IndexError(f"too many indices ({len(items)}) for Variable {self.name!r} of shape {list(self.shape)}")
+    axes, starts, ends, steps, decrease = [], [], [], [], []
+    for axis, index in enumerate(items):
+        if isinstance(index, numbers.Integral) and not isinstance(index, bool):
+            index = int(index)
+            axes.append(axis), starts.append(index), ends.append(index + 1 if index != -1 else _END), steps.append(1)
+            decrease.append(axis)
+        elif isinstance(index, slice):
+            step = 1 if index.step is None else index.step
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if index == slice(None):
+                continue
+            default_start, default_end = (0, _END) if step > 0 else (-1, -_END)
+            axes.append(axis), steps.append(step)
+            starts.append(default_start if index.start is None else index.start)
+            ends.append(default_end if index.stop is None else index.stop)
+        else:
+            raise TypeError(f"Variable {self.name!r} can be indexed by ints and slices only, got "
+                            f"{type(index).__name__}")
+    if not axes:
+        return self
+    if any(step != 1 for step in steps):
+        from .indexing import strided_slice  # noqa: PLC0415  (indexing imports this module's neighbours)
+        out = strided_slice(self, axes, starts, ends, steps)
+        kept = [d for i, d in enumerate(out.shape) if i not in decrease] if decrease else None
+        from .tensor import reshape  # noqa: PLC0415
+        return reshape(out, kept or [1]) if decrease else out
+    helper = LayerHelper("slice", input=self)
+    out = helper.create_variable_for_type_inference(self.dtype)
+    helper.append_op(type="slice", inputs={"Input": [self]}, outputs={"Out": [out]},
+                     attrs={"axes": axes, "starts": starts, "ends": ends, "infer_flags": [1] * len(axes),
+                            "decrease_axis": decrease})
+    return out

@@ -3,6 +3,7 @@ dtype (cast) and shape plumbing (reshape, transpose, flatten, squeeze, unsqueeze
 import numpy as np
 
 from ..dtypes import convert_dtype
+from ..framework import dygraph_mode
 from ..framework.variable import Variable
 from ..initializer import Constant, NumpyArrayInitializer
 from .helper import LayerHelper
@@ -56,6 +57,8 @@ def assign(input, output=None):
     if not isinstance(input, np.ndarray):
         raise TypeError(f"assign: input must be a Variable or numpy.ndarray, got {type(input).__name__}")
     dtype = convert_dtype(input.dtype)
+    if output is None and dygraph_mode._tracer is not None:  # dygraph: the array as a new eager tensor
+        return dygraph_mode._tracer.eager_tensor(input.copy())
     output = output if output is not None else helper.create_variable_for_type_inference(dtype)
     output.shape = output.shape if output.shape is not None else tuple(input.shape)
     op_type, attrs = NumpyArrayInitializer(input)._op(output, None)

@@ -86,7 +86,18 @@ def _xent_hard(x, label, ignore_index):
 
 
 def _xent_infer(attrs, x, label):
+    if label.shape is not None and x.shape is not None and len(label.shape) == len(x.shape) - 1:
+        return (tuple(x.shape[:-1]), x.dtype)  # fluid: Y has the label's shape when the label has no class axis
     return (_class_axis_one(x.shape, -1), x.dtype)
+
+
+def _like_label(y, x, label):
+    """``y`` ([..., 1]) in fluid's output shape: the label's when the label has rank x.ndim - 1."""
+    return y.reshape(x.shape[:-1]) if label.ndim == x.ndim - 1 else y
+
+
+def _keepdims(dy, x):
+    return None if dy is None else dy.reshape(x.shape[:-1] + (1,))
 
 
 @register_op("cross_entropy", inputs=("X", "Label"), outputs=("Y",), attrs={"soft_label": False, "ignore_index": -100},
@@ -94,12 +105,12 @@ def _xent_infer(attrs, x, label):
 def _cross_entropy_forward(attrs, x, label):
     if attrs["soft_label"]:
         return -(label * array_module(x).log(x)).sum(axis=-1, keepdims=True)
-    return _xent_hard(x, label, attrs["ignore_index"])[0]
+    return _like_label(_xent_hard(x, label, attrs["ignore_index"])[0], x, label)
 
 
 @register_grad("cross_entropy")
 def _cross_entropy_backward(attrs, ins, outs, douts, need):
-    (x, label), dy = ins, douts[0]
+    (x, label), dy = ins, _keepdims(douts[0], ins[0])
     if attrs["soft_label"]:
         return -dy * label / x, None
     _, _, onehot, safe = _xent_hard(x, label, attrs["ignore_index"])
@@ -111,12 +122,12 @@ def _cross_entropy_backward(attrs, ins, outs, douts, need):
              infer_shape=lambda attrs, x, label: (_xent_infer(attrs, x, label), None, _xent_infer(attrs, x, label)))
 def _cross_entropy2_forward(attrs, x, label):
     y, picked, _, _ = _xent_hard(x, label, attrs["ignore_index"])
-    return y, None, picked
+    return _like_label(y, x, label), None, _like_label(picked, x, label)
 
 
 @register_grad("cross_entropy2")
 def _cross_entropy2_backward(attrs, ins, outs, douts, need):
-    dy, dmatch = douts[0], douts[2]
+    dy, dmatch = _keepdims(douts[0], ins[0]), _keepdims(douts[2], ins[0])
     _, _, onehot, safe = _xent_hard(ins[0], ins[1], attrs["ignore_index"])
     dx = onehot * (-dy / safe) if dy is not None else onehot * 0.0
     if dmatch is not None:  # MatchX = x[label]

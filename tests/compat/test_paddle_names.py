@@ -183,3 +183,14 @@ def test_fluid_binds_its_dygraph_layers_at_the_top_level_as_fluid_1_8_does():
         emb = fluid.Embedding(size=[10, 3])
         out = fluid.LayerNorm([3])(emb(fluid.dygraph.to_variable(np.array([[1], [4]], "int64"))))
         assert list(out.shape) == [2, 1, 3]
+
+
+def test_fluid_layers_rnn_is_the_function_and_its_module_imports_too(paddle):
+    import paddle.fluid.layers as layers  # noqa: PLC0415
+    from paddle.fluid.layers.rnn import BeamSearchDecoder, GRUCell, dynamic_lstm  # noqa: PLC0415
+    from paddle.fluid.layers import rnn  # noqa: PLC0415
+    from paddle.fluid.layers.utils import map_structure  # noqa: PLC0415
+    assert callable(rnn) and rnn is layers.rnn and rnn.__name__ == "rnn"  # not shadowed by the module
+    assert GRUCell is layers.GRUCell and BeamSearchDecoder is layers.BeamSearchDecoder
+    assert dynamic_lstm is layers.dynamic_lstm
+    assert map_structure(lambda v: v * 2, [1, (2, 3)]) == [2, (4, 6)]

@@ -156,3 +156,12 @@ def test_fluid_layers_run_eagerly_on_eager_tensors():
 def test_tensor_arithmetic_outside_dygraph_mode_still_runs_eagerly():
     t = Tensor(np.ones(3, "float32"))
     assert (t * 2.0 + 1.0).numpy().tolist() == [3.0, 3.0, 3.0]
+
+
+def test_assign_of_a_numpy_array_in_dygraph_is_a_tensor_of_its_values():
+    value = np.array([[0.0, -1e9, 2.5]], "float32")
+    with fluid.dygraph.guard():
+        t = fluid.layers.assign(value)
+        value[0, 0] = 7  # the tensor holds a copy
+        assert t.shape == [1, 3] and t.numpy().tolist() == [[0.0, -1e9, 2.5]]
+        assert (fluid.layers.elementwise_add(t, t).numpy() == [[0.0, -2e9, 5.0]]).all()

@@ -228,3 +228,47 @@ def cos_sim_reference(X, Y):
 case("cos_sim", inputs={"X": normal(4, 5), "Y": normal(4, 5)}, grad_outputs=["Out"], reference=cos_sim_reference)
 case("cos_sim", "broadcast-y", inputs={"X": normal(4, 5), "Y": normal(1, 5)}, grad_outputs=["Out"],
      reference=cos_sim_reference)
+
+
+def cudnn_lstm_reference(Input, InitH, InitC, W, hidden, layers, bidirec):
+    """fluid.layers.lstm's op one sample, one step and one gate at a time: per layer and direction the
+    flat weight holds W_ih [4H, in], W_hh [4H, H], b_ih, b_hh (gates i, f, c, o)."""
+    dirs, h = 2 if bidirec else 1, hidden
+    steps, n, _ = Input.shape
+    offset, seq = 0, Input
+    last_h, last_c = np.zeros_like(InitH), np.zeros_like(InitC)
+
+    def take(size, shape):
+        nonlocal offset
+        offset += size
+        return W[offset - size:offset].reshape(shape)
+    for layer in range(layers):
+        width = seq.shape[2]
+        outs = np.zeros((steps, n, h * dirs))
+        for d in range(dirs):
+            k = layer * dirs + d
+            w_ih, w_hh = take(4 * h * width, (4 * h, width)), take(4 * h * h, (4 * h, h))
+            b = take(4 * h, (4 * h,)) + take(4 * h, (4 * h,))
+            for s in range(n):
+                hs, cs = InitH[k, s], InitC[k, s]
+                for t in (reversed(range(steps)) if d else range(steps)):
+                    g = w_ih @ seq[t, s] + w_hh @ hs + b
+                    i, f, c_hat, o = sigmoid(g[:h]), sigmoid(g[h:2 * h]), np.tanh(g[2 * h:3 * h]), sigmoid(g[3 * h:])
+                    cs = f * cs + i * c_hat
+                    hs = o * np.tanh(cs)
+                    outs[t, s, d * h:(d + 1) * h] = hs
+                last_h[k, s], last_c[k, s] = hs, cs
+        seq = outs
+    return seq, last_h, last_c
+
+
+for _layers, _bidirec, _in in ((1, False, 3), (2, True, 3), (2, False, 4)):
+    from minifluid.ops.cudnn_lstm import weight_size
+    _dirs, _h = 2 if _bidirec else 1, 2
+    _x, _h0, _c0 = normal(3, 2, _in), normal(_layers * _dirs, 2, _h), normal(_layers * _dirs, 2, _h)
+    _w = normal(weight_size(_in, _h, _layers, _bidirec), scale=0.5)
+    case("cudnn_lstm", f"layers{_layers}-{'bi' if _bidirec else 'uni'}",
+         inputs={"Input": _x, "InitH": _h0, "InitC": _c0, "W": _w},
+         attrs={"hidden_size": _h, "num_layers": _layers, "is_bidirec": _bidirec, "max_len": 3, "input_size": _in},
+         reference=lambda Input, InitH, InitC, W, _a=(_h, _layers, _bidirec): cudnn_lstm_reference(
+             Input, InitH, InitC, W, *_a))

@@ -475,3 +475,22 @@ def test_kldiv_loss_checks_the_reduction():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         with pytest.raises(ValueError, match="'reduction' must be one of \\['none', 'batchmean', 'mean', 'sum'\\]"):
             L.kldiv_loss(fluid.data("x", [2, 3]), fluid.data("t", [2, 3]), "avg")
+
+
+def test_cross_entropy_with_a_label_without_its_class_axis_has_the_labels_shape():
+    probs = np.array([[[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]]], "float32")
+    label = np.array([[1, 0, 1]], "int64")
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        p = fluid.data("p", [None, 3, 2], "float32")
+        p.stop_gradient = False
+        loss = fluid.layers.cross_entropy(p, fluid.data("label", [None, 3], "int64"))
+        kept = fluid.layers.cross_entropy(p, fluid.data("label3", [None, 3, 1], "int64"))
+        assert loss.shape == (-1, 3) and kept.shape == (-1, 3, 1)  # fluid: Y takes the label's shape
+        grad, = fluid.gradients(fluid.layers.reduce_sum(loss * fluid.layers.fill_constant([1, 3], "float32", 2.0)), p)
+    got, got3, g = fluid.Executor().run(main, feed={"p": probs, "label": label, "label3": label[..., None]},
+                                        fetch_list=[loss, kept, grad], scope=fluid.Scope())
+    want = -np.log([[0.8, 0.6, 0.5]])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(got3, want[..., None], rtol=1e-6)
+    np.testing.assert_allclose(g, [[[0, -2 / 0.8], [-2 / 0.6, 0], [0, -2 / 0.5]]], rtol=1e-5)

@@ -56,3 +56,25 @@ def test_unsupported_operands_and_comparisons_are_left_alone():
         with pytest.raises(TypeError):
             x + "a"
         assert (x == x) is True and x in [x]  # == stays identity (graph code relies on it)
+
+
+@pytest.mark.parametrize("index", ["[0]", "[:, 1:3]", "[-1]", "[1:, -2]", "[::2, 1]", "[:, :, 1:]", "[0, 1, 1]"])
+def test_indexing_a_variable_matches_numpy(index):
+    value = np.arange(24, dtype="float32").reshape(3, 4, 2)
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 4, 2])
+        out = eval("x" + index)
+    got, = fluid.Executor().run(main, feed={"x": value}, fetch_list=[out], scope=fluid.Scope())
+    want = np.asarray(eval("value" + index))
+    np.testing.assert_array_equal(got.reshape(-1), want.reshape(-1))
+    assert got.shape == (want.shape or (1,))  # fluid keeps [1] when every dimension is indexed
+
+
+def test_indexing_a_variable_refuses_what_it_cannot_slice():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [None, 4])
+        with pytest.raises(IndexError, match="too many indices"):
+            x[0, 1, 2]
+        with pytest.raises(TypeError, match="ints and slices"):
+            x[[0, 1]]
