@@ -6,8 +6,9 @@ only decides *which* gradients exist and wires names.
 NOTE [ Which gradients backward computes ]
 A variable gets a gradient only when all of these hold:
   * it is a float tensor, not ``stop_gradient`` and not in ``no_grad_set``;
-  * it depends on a *seed*: a parameter being trained (``append_backward``) or one of the
-    ``inputs`` (``gradients``), through ops that have a registered gradient, entering them
+  * it depends on a *seed*: a parameter being trained or a variable no op writes whose ``stop_gradient``
+    the user set False (``append_backward``), or one of the ``inputs`` (``gradients``), through ops
+    that have a registered gradient, entering them
     through slots that are not ``no_grad_inputs``;
   * some op consuming it has an output with a gradient (so it lies on a path to a target).
 A grad op is appended for a forward op only if one of its outputs has a gradient and one of its
@@ -26,6 +27,13 @@ A tensor array's contributions all go to one array of gradients, ``x@GRAD`` (``x
 backward pass over the same program), declared beside the array:
 its grad ops accumulate into it in place (ops/tensor_array.py), so no ``sum`` op is needed.
 Sub-blocks (while, conditional_block) build their gradient blocks with this walk: backward_blocks.py.
+
+NOTE [ Undoing in-place increments ]
+A grad op reads its forward op's inputs by name, after the whole forward pass: a counter that an
+``increment`` advanced in place after the forward op read it (array_write(x, i); increment(i); ...)
+holds a later value by then. As in fluid, when the user made the counter differentiable
+(``i.stop_gradient = False``) and a grad op reads it, the backward pass runs the opposite increment at
+the mirrored position, so each grad op sees the value its forward op saw.
 """
 from collections import Counter
 
@@ -170,6 +178,11 @@ class _Walk:
                          {"value": 1.0}, role=role)
         self._finish(target.name)
 
+    def undo_increment(self, op):
+        """The reverse of an in-place ``increment`` (NOTE [ Undoing in-place increments ])."""
+        x = op.input("X")
+        self._append("increment", {"X": x}, {"Out": x}, {"step": -float(op.attr("step"))})
+
     def emit(self, op, need):
         spec = get_op_spec(op.type)
         reads = spec.grad_reads if spec.grad_builder is None else None  # register_grad's ``reads``
@@ -241,9 +254,22 @@ def _build(targets, seeds, target_gradients, no_grad_set, callbacks):
         raise ValueError(f"target_gradients has {len(givens)} entries but there are {len(targets)} targets")
     for target, given in zip(targets, givens):
         walk.seed(target, given)
+    undo = _increments_to_undo(walk, steps)
     for op, need in steps:
+        position = walk.ops.index(op) if undo else 0
+        while undo and undo[-1][0] > position:  # NOTE [ Undoing in-place increments ]
+            walk.undo_increment(undo.pop()[1])
         walk.emit(op, need)
     return walk
+
+
+def _increments_to_undo(walk, steps):
+    """(forward position, op) of the in-place ``increment`` ops whose counter the user left differentiable
+    (stop_gradient False) and a planned grad op reads, in forward order (NOTE [ Undoing in-place increments ])."""
+    read = {n for op, _ in steps for n in op.input_arg_names}
+    return [(k, op) for k, op in enumerate(walk.ops)
+            if op.type == "increment" and op.input("X") == op.output("Out") and op.input("X")[0] in read
+            and not getattr(walk._var(op.input("X")[0]), "stop_gradient", True)]
 
 
 def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None):
@@ -274,8 +300,16 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
     if loss.shape is None or any(d < 0 for d in loss.shape):
         raise ValueError(f"append_backward: the loss {loss.name!r} has shape {loss.shape}; it must have a fully "
                          "known shape such as [1] (reduce it with fluid.layers.mean or reduce_mean)")
-    walk = _build([loss], {p.name for p in params}, None, no_grad_set, callbacks)
+    walk = _build([loss], {p.name for p in params} | _open_leaves(block), None, no_grad_set, callbacks)
     return [(p, block._var_recursive(walk.grad_of[p.name])) for p in params if p.name in walk.grad_of]
+
+
+def _open_leaves(block):
+    """Variables no op of ``block`` writes whose ``stop_gradient`` was set False (a data variable a user
+    wants the gradient of, as fluid gives it); parameters are seeded separately."""
+    written = {n for op in block.ops for n in op.output_arg_names}
+    return {name for name, v in block.vars.items()
+            if not v.stop_gradient and name not in written and type(v) is Variable}
 
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):

@@ -1,7 +1,7 @@
 """LoDTensor: an array plus optional sequence lengths (fluid's level-of-detail info).
 
-The array is held as is (numpy or CuPy); ``np.array(t)`` / ``np.asarray(t)`` see it
-without a copy. LoD is stored the way users give it, as recursive sequence lengths.
+The array is held as is (numpy or CuPy); ``np.asarray(t)`` sees it without a copy, ``np.array(t)``
+copies it (as in fluid: a snapshot that later in-place parameter updates leave alone). LoD is stored the way users give it, as recursive sequence lengths.
 """
 import numpy as np
 

@@ -127,12 +127,16 @@ deformable_psroi_pooling gathering rows of channels and deformable_conv one [sam
 faster) raise it by 10, what they came to, and roi_perspective_transform (ops/roi_perspective.py 99, its layer 15,
 exports 1) by 115, what it came to: to 24,694 with the lower-level spellings.
 roi_perspective_transform's argument type checks (fluid 1.8.5's) raise it by 3: to 24,697.
-fluid 1.8's RNN cell and decoding API raises it by 810, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
-rnn() and lstm in layers/rnn.py (272), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
+fluid 1.8's RNN cell and decoding API raises it by 812, what it came to (21,918 before it): RNNCell / GRUCell / LSTMCell,
+rnn() and lstm in layers/rnn.py (274), Decoder / BeamSearchDecoder / BasicDecoder / the helpers / dynamic_decode /
 gather_tree in layers/decode.py (273), nested structures in layers/nest.py (36), the cudnn_lstm op with its gradient
 (143) and gather_tree (30), and 56 in existing modules (Variable indexing, cross_entropy's label-shaped output,
-assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 25,507 with the others above (24,697).
-With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 26,752 (25,507 + 1,245).
+assign in dygraph, the compat module for paddle.fluid.layers.rnn): to 25,509 with the others above (24,697).
+append_backward's differentiable data variables (a leaf the user set stop_gradient=False gets its gradient, as in
+fluid), the backward pass undoing in-place increments of such counters (NOTE [ Undoing in-place increments ]) and
+dygraph tensor arrays as lists raise it by 39, what they came to (24,569 before them): to 25,548 with
+the RNN API.
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 26,793 (25,548 + 1,245).
 """
 import ast
 import io
@@ -143,7 +147,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 26_752
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 26_793
 
 
 def code_lines(path):

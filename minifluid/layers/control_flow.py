@@ -33,8 +33,24 @@ def _check_type(value, name, types, where):
 
 
 # --- tensor arrays -------------------------------------------------------------------------------------
+def _eager_index(i, where):
+    """A dygraph index tensor of shape [1] as an int (fluid 1.8 keeps dygraph tensor arrays as lists)."""
+    if not isinstance(i, Variable) or list(i.shape) != [1]:
+        raise TypeError(f"The index 'i' in {where} must be a Variable of shape [1] in dygraph mode, got "
+                        f"{type(i).__name__}{' of shape ' + str(list(i.shape)) if isinstance(i, Variable) else ''}")
+    return int(i.numpy().reshape(-1)[0])
+
+
+def _eager_array(array, where):
+    if not isinstance(array, list):
+        raise TypeError(f"The 'array' in {where} must be a list in dygraph mode, got {type(array).__name__}")
+    return array
+
+
 def create_array(dtype):
-    """An empty tensor array (fluid's LoDTensorArray variable) of ``dtype`` entries."""
+    """An empty tensor array (fluid's LoDTensorArray variable) of ``dtype`` entries; a list in dygraph mode."""
+    if dygraph_mode.in_dygraph_mode():
+        return []
     helper = LayerHelper("array")
     return helper.create_variable(name=unique_name.generate("array.out"), type=VarType.LOD_TENSOR_ARRAY,
                                   dtype=dtype)
@@ -42,6 +58,14 @@ def create_array(dtype):
 
 def array_write(x, i, array=None):
     """Write ``x`` at index ``i`` (an int64 [1] tensor) of ``array`` (a new one when None); returns it."""
+    if dygraph_mode.in_dygraph_mode():
+        _check_type(x, "x", Variable, "array_write")
+        k, array = _eager_index(i, "array_write"), _eager_array([] if array is None else array, "array_write")
+        if k > len(array):
+            raise IndexError(f"array_write: index {k} is greater than the length of 'array' ({len(array)}) in "
+                             "dygraph mode")
+        array[k:k + 1] = [x]
+        return array
     check_variable_and_dtype(i, "i", ("int64",), "array_write")
     _check_type(x, "x", Variable, "array_write")
     if array is None:
@@ -57,6 +81,8 @@ def array_write(x, i, array=None):
 
 def array_read(array, i):
     """The entry at index ``i`` (an int64 [1] tensor) of ``array``, with the LoD it was written with."""
+    if dygraph_mode.in_dygraph_mode():
+        return _eager_array(array, "array_read")[_eager_index(i, "array_read")]
     if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
         raise TypeError("array should be tensor array vairable")
     check_variable_and_dtype(i, "i", ("int64",), "array_read")
@@ -68,7 +94,9 @@ def array_read(array, i):
 
 
 def array_length(array):
-    """The number of entries of ``array``: an int64 [1] tensor."""
+    """The number of entries of ``array``: an int64 [1] tensor (an int in dygraph mode, as in fluid)."""
+    if dygraph_mode.in_dygraph_mode():
+        return len(_eager_array(array, "array_length"))
     if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
         raise TypeError("array should be tensor array vairable in array_length Op")
     helper = LayerHelper("array_length")

@@ -110,6 +110,10 @@ class _Weights:
             self.eager[key] = self.helper.create_parameter(self.attrs[key], shape, self.dtype, is_bias)
         return self.eager[key]
 
+    def parameters(self):
+        """The eager parameters made so far (dygraph: what an optimizer's ``parameter_list`` needs)."""
+        return list(self.eager.values())
+
 
 def _named(attr, suffix):
     """fluid's BasicGRUUnit naming: a named ParamAttr gets ``_gate`` / ``_candidate`` appended per weight."""
@@ -139,7 +143,7 @@ class GRUCell(RNNCell):
         self.hidden_size = hidden_size
         self._param_attr, self._bias_attr = param_attr, bias_attr
         self._gate_activation, self._activation = gate_activation or sigmoid, activation or tanh
-        self._weights = _Weights(name + "/BasicGRUUnit", dtype)
+        self._weights = self.gru_unit = _Weights(name + "/BasicGRUUnit", dtype)  # gru_unit.parameters(), as fluid
 
     def call(self, inputs, states):
         check_variable_and_dtype(inputs, "inputs", _FLOATS, "GRUCell")
@@ -178,7 +182,7 @@ class LSTMCell(RNNCell):
         self._param_attr, self._bias_attr = param_attr, bias_attr
         self._gate_activation, self._activation = gate_activation or sigmoid, activation or tanh
         self._forget_bias = float(forget_bias)
-        self._weights = _Weights(name + "/BasicLSTMUnit", dtype)
+        self._weights = self.lstm_unit = _Weights(name + "/BasicLSTMUnit", dtype)  # lstm_unit.parameters()
 
     def call(self, inputs, states):
         check_variable_and_dtype(inputs, "inputs", _FLOATS, "LSTMCell")

@@ -160,8 +160,12 @@ def test_rnn_runs_the_same_in_dygraph():
         np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(state.numpy(), want_state, rtol=1e-5, atol=1e-5)
         L.reduce_sum(state).backward()
-        grads = [p.gradient() for p in cell._weights.eager.values()]
+        params = cell.gru_unit.parameters()  # fluid's GRUCell.gru_unit is the layer holding them
+        grads = [p.gradient() for p in params]
         assert len(grads) == 4 and all(g is not None and np.abs(g).sum() > 0 for g in grads)
+        before = [p.numpy().copy() for p in params]
+        fluid.optimizer.SGD(0.1, parameter_list=params).minimize(L.reduce_sum(state))
+        assert all(not np.allclose(p.numpy(), b) for p, b in zip(params, before))
 
 
 def test_rnn_gradients_flow_through_the_loop_to_inputs_states_and_weights():

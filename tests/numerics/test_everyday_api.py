@@ -193,3 +193,55 @@ def test_op_desc_view_block_initializer_kwargs_and_the_tensor_alias():
     np.testing.assert_array_equal(np.array(scope.find_var("p").get_tensor()), np.full((2, 3), 0.5, "float32"))
     np.testing.assert_array_equal(np.array(scope.find_var("v").get_tensor()), [3.0, 3.0])
     assert fluid.Tensor is fluid.LoDTensor
+
+
+# --- backward: a data variable made differentiable, in-place counters, dygraph arrays --------------------
+def test_append_backward_gives_a_data_variable_with_stop_gradient_false_its_gradient():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x, y = fluid.data("x", [None, 3], "float64"), fluid.data("y", [None, 3], "float64")
+        x.stop_gradient = False  # y keeps the data default: no gradient
+        loss = fluid.layers.reduce_sum(fluid.layers.square(x) * y)
+        fluid.backward.append_backward(loss)
+    assert main.global_block().has_var("x@GRAD") and not main.global_block().has_var("y@GRAD")
+    x0, y0 = rng.randn(2, 3), rng.randn(2, 3)
+    (dx,), _, _ = _run(main, startup, {"x": x0, "y": y0}, ["x@GRAD"])
+    np.testing.assert_allclose(dx, 2 * x0 * y0, rtol=1e-12)
+
+
+def test_backward_undoes_in_place_increments_so_array_grads_use_the_forward_indices():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        xs = [fluid.data(f"x{k}", [None, 2], "float64") for k in range(3)]
+        i = fluid.layers.zeros([1], "int64")
+        i.stop_gradient = False  # as fluid: the counter's in-place increments are undone in the backward pass
+        arr = None
+        for k, x in enumerate(xs):
+            x.stop_gradient = False
+            arr = fluid.layers.array_write(x, i, array=arr)
+            if k < 2:
+                fluid.layers.increment(i)
+        j = fluid.layers.zeros([1], "int64")
+        j.stop_gradient = False
+        reads = []
+        for k in range(3):
+            reads.append(fluid.layers.reduce_sum(fluid.layers.array_read(arr, j)) * float(k + 1))
+            if k < 2:
+                fluid.layers.increment(j)
+        fluid.backward.append_backward(fluid.layers.sums(reads))
+    feed = {f"x{k}": rng.randn(2, 2) for k in range(3)}
+    grads, _, _ = _run(main, startup, feed, [f"x{k}@GRAD" for k in range(3)])
+    for k, g in enumerate(grads):  # read k was weighted by k + 1
+        np.testing.assert_array_equal(g, np.full((2, 2), k + 1.0))
+
+
+def test_tensor_arrays_are_lists_in_dygraph_mode_as_in_fluid():
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(np.ones((2, 2), "float32"))
+        zero = fluid.layers.zeros([1], "int64")
+        arr = fluid.layers.array_write(x, zero)
+        arr = fluid.layers.array_write(x * 2, fluid.layers.increment(zero, in_place=False), array=arr)
+        assert isinstance(arr, list) and fluid.layers.array_length(arr) == 2
+        np.testing.assert_array_equal(fluid.layers.array_read(arr, zero).numpy(), np.ones((2, 2)))
+        with pytest.raises(IndexError, match="index 3 is greater than the length of 'array' \\(2\\)"):
+            fluid.layers.array_write(x, fluid.layers.fill_constant([1], "int64", 3), array=arr)
