@@ -17,6 +17,7 @@ from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.C
 from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import deformable_cases, roi_cases, yolo_cases
+from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.default_rng(1234)
 
