@@ -122,6 +122,10 @@ append_backward's differentiable data variables (a leaf the user set stop_gradie
 fluid), the backward pass undoing in-place increments of such counters (NOTE [ Undoing in-place increments ]) and
 dygraph tensor arrays as lists raise it by 39, what they came to (24,569 before them): to 25,548 with
 the RNN API.
+fluid internals that Paddle's own tests import (core._set_eager_deletion_mode, backward._append_grad_suffix_ and
+calc_gradient, executor.as_numpy, framework.convert_np_dtype_to_dtype_ / _dygraph_guard / in_dygraph_mode,
+paddle.fluid.layer_helper, dygraph.nn's Embedding and the other nn_more layers) raise it by 34, what they came to
+(25,548 before them): to 25,582.
 """
 import ast
 import io
@@ -132,7 +136,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_548
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_582
 
 
 def code_lines(path):

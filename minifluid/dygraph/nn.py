@@ -9,7 +9,8 @@ from ..layers import wiring
 from .layer import Layer
 from .tensor import Tensor, default_tracer
 
-__all__ = ["BatchNorm", "Conv2D", "Dropout", "Linear", "Pool2D"]
+__all__ = ["BatchNorm", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding", "GroupNorm", "InstanceNorm", "LayerNorm",
+           "Linear", "PRelu", "Pool2D"]
 
 
 class _EagerEmit:
@@ -118,3 +119,6 @@ class Dropout(Layer):
 
 for _layer in (BatchNorm, Conv2D, Dropout, Linear, Pool2D):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
+
+# fluid 1.8's dygraph/nn.py holds these too (``from paddle.fluid.dygraph.nn import Embedding``)
+from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu  # noqa: E402,F401
