@@ -10,7 +10,7 @@ from . import average, io, metrics, nets, profiler, transpiler
 from . import dygraph
 from . import contrib
 from . import dataset  # paddle.dataset's readers, with fluid.dataset's DatasetFactory (see its NOTE)
-from .dygraph import disable_dygraph, enable_dygraph
+from .dygraph import disable_dygraph, disable_imperative, enable_dygraph, enable_imperative
 from .dygraph import (BatchNorm, Conv2D, Conv2DTranspose, Dropout, Embedding, GroupNorm, InstanceNorm,  # noqa: F401
                       Layer, LayerNorm, Linear, PRelu, Pool2D)  # fluid 1.8 binds its dygraph layers at the top level too
 from .framework.dygraph_mode import in_dygraph_mode
@@ -47,8 +47,9 @@ __all__ = ["BatchNorm", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPla
            "ParallelExecutor", "ParamAttr", "Parameter", "Pool2D", "Program", "QueueDataset", "Scope", "Tensor",
            "Variable", "WeightNormParamAttr",
            "average", "backward", "batch", "clip", "contrib", "core", "cpu_places", "create_lod_tensor",
-           "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program", "device_guard",
-           "disable_dygraph", "dygraph", "embedding", "enable_dygraph", "framework", "get_flags", "global_scope",
+           "create_random_int_lodtensor", "cuda_places", "data", "default_main_program", "default_startup_program",
+           "device_guard", "disable_dygraph", "disable_imperative", "dygraph", "embedding", "enable_dygraph",
+           "enable_imperative", "framework", "get_flags", "global_scope",
            "gradients", "in_dygraph_mode", "initializer", "io", "is_compiled_with_cuda", "layers", "load",
            "load_program_state", "memory_optimize", "metrics", "name_scope", "nets", "one_hot", "optimizer", "profiler",
            "program_guard", "regularizer", "release_memory", "require_version", "save", "scope_guard", "set_flags",

@@ -122,10 +122,22 @@ append_backward's differentiable data variables (a leaf the user set stop_gradie
 fluid), the backward pass undoing in-place increments of such counters (NOTE [ Undoing in-place increments ]) and
 dygraph tensor arrays as lists raise it by 39, what they came to (24,569 before them): to 25,548 with
 the RNN API.
+fluid.dygraph's learning-rate decays (lr_decay.py: the 12 decays, their state dicts and the optimizer's hooks; the
+dygraph branch of fluid.layers' decays) raise it by 303, what they came to (22,005 before them): to 22,687 with
+main's 22,384.
+fluid.dygraph's GRUUnit, NCE, BilinearTensorProduct (dygraph/nn_units.py), MSELoss, L1Loss, BCELoss, NLLLoss
+(dygraph/losses.py), grad (dygraph/autograd.py), DataParallel / ParallelEnv / prepare_context (dygraph/parallel.py)
+and context ops in the tracer raise it by 335, what they came to (22,687 before them): to 23,599 with
+the decays' 303 on main's 22,961.
+fluid.dygraph.TracedLayer (dygraph/jit.py: the tracer's op recorder, the traced Program's scope, running and saving
+it) raises it by 142, what it came to (23,599 before it): to 23,741.
+tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its gradient), fluid.contrib.tree_conv
+(layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 26,442 with
+main's 25,548 (the dygraph slices here add 894 in all).
 fluid internals that Paddle's own tests import (core._set_eager_deletion_mode, backward._append_grad_suffix_ and
 calc_gradient, executor.as_numpy, framework.convert_np_dtype_to_dtype_ / _dygraph_guard / in_dygraph_mode,
-paddle.fluid.layer_helper, dygraph.nn's Embedding and the other nn_more layers) raise it by 34, what they came to
-(25,548 before them): to 25,582.
+paddle.fluid.layer_helper) raise it by 32, what they came to (25,548 before them): to 26,474 with the dygraph
+layers above.
 """
 import ast
 import io
@@ -136,7 +148,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 25_582
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 26_474
 
 
 def code_lines(path):

@@ -15,16 +15,11 @@ REPLACEMENTS = {
     "paddle.fluid.VarBase": "fluid.dygraph.VarBase",
     "paddle.fluid.save_dygraph": "fluid.dygraph.save_dygraph(state_dict, model_path)",
     "paddle.fluid.load_dygraph": "fluid.dygraph.load_dygraph(model_path)",
-    "paddle.fluid.enable_imperative": "fluid.enable_dygraph(place)",
-    "paddle.fluid.disable_imperative": "fluid.disable_dygraph()",
-    "paddle.fluid.dygraph.enable_imperative": "fluid.dygraph.enable_dygraph(place)",
-    "paddle.fluid.dygraph.disable_imperative": "fluid.dygraph.disable_dygraph()",
     "paddle.fluid.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.static.append_backward": "fluid.backward.append_backward(loss)",
     "paddle.fluid.cuda_pinned_places": "[fluid.CUDAPinnedPlace()] * device_count",
     "paddle.fluid.layers.open_files": "fluid.io.DataLoader.from_generator with a Python reader",
     "paddle.fluid.recordio_writer": "fluid.io.DataLoader.from_generator with a Python reader",
-    "paddle.fluid.dygraph.MSELoss": "paddle.nn.MSELoss(reduction)",
     "paddle.static.Print": "fluid.layers.Print(input)",
     "paddle.static.accuracy": "fluid.layers.accuracy(input, label, k=1)",
     "paddle.static.py_func": "fluid.layers.py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None)",
@@ -45,7 +40,6 @@ NOT_SUPPORTED_YET = {
     "comparison and logical ops": {
         "paddle": "equal_all allclose isfinite isinf isnan"},
     "recurrent layers": {
-        "paddle.fluid.dygraph": "GRUUnit",
         "paddle.nn": "RNN BiRNN RNNCellBase SimpleRNN SimpleRNNCell GRU GRUCell LSTM LSTMCell rnn"},
     "decoding (beam search, CRF, CTC)": {
         "paddle.nn": "BeamSearchDecoder dynamic_decode",
@@ -107,18 +101,11 @@ NOT_SUPPORTED_YET = {
     "losses": {
         "paddle.fluid.layers": """center_loss teacher_student_sigmoid_loss
             npair_loss""",
-        "paddle.fluid.dygraph": "BCELoss L1Loss NLLLoss NCE",
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
-    "other dygraph layers": {
-        "paddle.fluid.dygraph": "BilinearTensorProduct TreeConv"},
     "metrics": {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
-    "learning-rate schedules": {
-        "paddle.fluid.dygraph": """NoamDecay PiecewiseDecay NaturalExpDecay ExponentialDecay InverseTimeDecay
-            PolynomialDecay CosineDecay LinearLrWarmup ReduceLROnPlateau StepDecay MultiStepDecay LambdaDecay
-            learning_rate_scheduler"""},
     "optimizers": {
         "paddle.fluid.optimizer": "DGCMomentumOptimizer",
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
@@ -127,14 +114,13 @@ NOT_SUPPORTED_YET = {
     "initializers": {
         "paddle.nn": "initializer"},
     "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
-    "autograd (higher-order gradients)": {"paddle.fluid.dygraph": "grad", "paddle": "grad"},
+    "autograd (higher-order gradients)": {"paddle": "grad"},
     "dygraph to static (jit)": {
-        "paddle.fluid.dygraph": "ProgramTranslator TracedLayer declarative dygraph_to_static_func jit",
+        "paddle.fluid.dygraph": "ProgramTranslator declarative dygraph_to_static_func",
         "paddle.static": "InputSpec",
         "paddle": "jit"},
     "distributed training": {
         "paddle.fluid": "DistributeTranspiler DistributeTranspilerConfig HashName RoundRobin incubate",
-        "paddle.fluid.dygraph": "DataParallel ParallelEnv prepare_context parallel",
         "paddle": "DataParallel",
         "paddle.distributed": "fleet init_parallel_env spawn launch get_rank get_world_size ParallelEnv all_reduce "
                               "broadcast"},

@@ -15,11 +15,12 @@ from ..framework import dygraph_mode, unique_name
 from ..framework.program import Program, program_guard
 from ..lod_tensor import LoDTensor
 from ..places import CPUPlace
+from .autograd import grad  # noqa: F401  (fluid.dygraph.base.grad)
 from .tensor import Tensor, default_tracer
 from .tracer import Tracer
 
-__all__ = ["disable_dygraph", "disable_static", "eager_api", "enable_dygraph", "enable_static", "enabled", "guard",
-           "in_dygraph_mode", "no_grad", "to_variable"]
+__all__ = ["disable_dygraph", "disable_imperative", "disable_static", "eager_api", "enable_dygraph",
+           "enable_imperative", "enable_static", "enabled", "grad", "guard", "in_dygraph_mode", "no_grad", "to_variable"]
 
 in_dygraph_mode = dygraph_mode.in_dygraph_mode
 enabled = dygraph_mode.in_dygraph_mode
@@ -55,6 +56,9 @@ def disable_dygraph():
         _functional_guard.__exit__(*sys.exc_info())
         _functional_guard = None
 
+
+enable_imperative = enable_dygraph  # fluid 1.8's older names
+disable_imperative = disable_dygraph
 
 _static_requested = False
 """Set by paddle 2.x ``enable_static()``: paddle.io.DataLoader then yields arrays, not eager tensors."""

@@ -1,4 +1,5 @@
-"""``fluid.dygraph.nn``: Linear, Conv2D, Pool2D, BatchNorm, Dropout.
+"""``fluid.dygraph.nn``: Linear, Conv2D, Pool2D, BatchNorm, Dropout (and, bound at the end, the layers of
+nn_more.py, nn_units.py and losses.py).
 
 Each layer runs what ``layers/wiring.py`` describes for its static twin (``fc``, ``conv2d`` ...):
 ``__init__`` creates the parameters it lists, once, with the static layers' defaults (Xavier
@@ -9,8 +10,9 @@ from ..layers import wiring
 from .layer import Layer
 from .tensor import Tensor, default_tracer
 
-__all__ = ["BatchNorm", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding", "GroupNorm", "InstanceNorm", "LayerNorm",
-           "Linear", "PRelu", "Pool2D"]
+__all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding",
+           "GRUUnit", "GroupNorm", "InstanceNorm", "L1Loss", "LayerNorm", "Linear", "MSELoss", "NCE", "NLLLoss", "PRelu",
+           "Pool2D", "TreeConv"]
 
 
 class _EagerEmit:
@@ -120,5 +122,8 @@ class Dropout(Layer):
 for _layer in (BatchNorm, Conv2D, Dropout, Linear, Pool2D):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
 
-# fluid 1.8's dygraph/nn.py holds these too (``from paddle.fluid.dygraph.nn import Embedding``)
-from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu  # noqa: E402,F401
+
+# fluid 1.8's dygraph.nn holds these too; their modules import this one, so they come last
+from .losses import BCELoss, L1Loss, MSELoss, NLLLoss  # noqa: E402
+from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu  # noqa: E402
+from .nn_units import NCE, BilinearTensorProduct, GRUUnit, TreeConv  # noqa: E402

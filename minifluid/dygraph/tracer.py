@@ -8,7 +8,8 @@ NOTE [ Eager autograd ]
   (``stop_gradient`` False), gradients are enabled (not inside ``no_grad``) and the op has a
   registered gradient. The record, a ``Node``, holds the spec, the merged attrs, the input tensors,
   the input and output *arrays* as they were at that moment, a ``need`` flag per input slot and a
-  sequence number. A fresh output tensor then points at its node (``_node``, ``_slot``, ``_k``);
+  sequence number. (A context op, kernel(ctx, attrs, ...), gets a context holding only the program's
+  random generator: ``_EagerContext``.) A fresh output tensor then points at its node (``_node``, ``_slot``, ``_k``);
   an output of an unrecorded op becomes ``stop_gradient``. Tensors reference nodes, nodes reference
   their input tensors: the tape is the graph hanging off the loss, and it is freed with the loss.
 * ``run_backward(loss)`` collects the nodes reachable from the loss, runs them in decreasing sequence
@@ -24,7 +25,9 @@ NOTE [ Eager autograd ]
 import itertools
 from types import SimpleNamespace
 
-from ..framework.program import default_startup_program
+import numpy as np
+
+from ..framework.program import default_main_program, default_startup_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..ops.registry import array_module, get_op_spec
 from ..places import place_array_module
@@ -55,6 +58,7 @@ class Tracer:
         self.expected_place = place
         self._has_grad = True
         self._names = UniqueNameGenerator()
+        self._recorder = None  # TracedLayer.trace writes the ops it runs into a Program (jit.py)
 
     def _generate_unique_name(self, key="dygraph_tmp"):
         """A name unique within this tracer: ``dygraph_tmp_0``, ``dygraph_tmp_1``, ... (fluid's tracer)."""
@@ -137,6 +141,8 @@ class Tracer:
                 else:
                     cls = ts.__class__
                     _bind(ts[0] if cls is list or cls is tuple else ts, outs[i], node, i, -1)
+        if self._recorder is not None:
+            self._recorder(type, in_plan, ins, out_plan, outputs or _EMPTY, merged)
 
 
 _PLANS = {}
@@ -146,12 +152,43 @@ _PLANS = {}
 def _plan(type):
     spec = get_op_spec(type)
     if spec.context:
-        raise NotImplementedError(f"op {type!r} runs with the static Executor's context (LoD, scopes, sub-blocks); "
-                                  "it cannot run eagerly in dygraph mode")
+        spec = _eager_context_spec(spec)
     plan = _PLANS[type] = (
         spec, tuple((s, s in spec.duplicable, s not in spec.no_grad_inputs) for s in spec.inputs),
         tuple((i, s, s in spec.duplicable) for i, s in enumerate(spec.outputs)))
     return plan
+
+
+class _EagerContext:
+    """What a context op (kernel(ctx, attrs, ...)) gets in dygraph mode: the program's random generator, as
+    the Executor's context gives it (executor/context.py); LoD, scopes and sub-blocks only exist there."""
+
+    def __init__(self, type):
+        self._type = type
+
+    @property
+    def random(self):
+        program = default_main_program()
+        seed = program.random_seed
+        if not seed:
+            return np.random
+        held = program.__dict__.get("_eager_random")
+        if held is None or held[0] != seed:
+            held = program._eager_random = (seed, np.random.RandomState(seed))
+        return held[1]
+
+    def __getattr__(self, name):
+        raise NotImplementedError(f"op {self._type!r} asks the static Executor's context for {name!r} (LoD, scopes, "
+                                  "sub-blocks); it cannot run eagerly in dygraph mode")
+
+
+def _eager_context_spec(spec):
+    """``spec`` with its kernel and gradient bound to an ``_EagerContext`` (the tracer's calling convention)."""
+    ctx = _EagerContext(spec.type)
+    grad = None if spec.grad is None else (lambda *args: spec.grad(ctx, *args))
+    return SimpleNamespace(kernel=lambda attrs, *args: spec.kernel(ctx, attrs, *args), grad=grad, attrs=spec.attrs,
+                           inputs=spec.inputs, outputs=spec.outputs, duplicable=spec.duplicable,
+                           no_grad_inputs=spec.no_grad_inputs)
 
 
 def _bind(t, value, node, slot, k):
@@ -234,6 +271,12 @@ def run_backward(root, grad=None, retain_graph=False):
     order = _reachable(start)
     pending = {}
     _add(pending, start, root._slot, root._k, seed)
+    propagate(order, pending, _route, retain_graph)
+
+
+def propagate(order, pending, route, retain_graph):
+    """Run the nodes of ``order`` (newest first) on the output gradients ``pending`` holds, handing each
+    input gradient to ``route(tensor, grad, pending)``; then release the nodes unless ``retain_graph``."""
     for node in order:
         douts = pending.pop(node, None)
         if douts is None:
@@ -245,9 +288,9 @@ def run_backward(root, grad=None, retain_graph=False):
             if isinstance(t, list):
                 for u, gu in zip(t, g):
                     if gu is not None:
-                        _route(u, gu, pending)
+                        route(u, gu, pending)
             else:
-                _route(t, g, pending)
+                route(t, g, pending)
     if not retain_graph:
         for node in order:
             node.ins = node.in_values = node.out_values = None

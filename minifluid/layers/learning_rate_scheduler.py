@@ -12,11 +12,16 @@ steps instead of fluid's ``Switch`` blocks: ``values[0] + sum((values[i+1] - val
 ``polynomial_decay(cycle=True)`` likewise replace fluid's ``Switch`` by the same 0/1 step masks.
 All schedules share fluid's one ``@LR_DECAY_COUNTER@``: ``noam_decay`` asks for it to begin at 1 (its
 first run sees step 1), the others at 0; whichever schedule makes the counter first sets its start.
+In dygraph mode each returns instead fluid.dygraph's decay object of the same arguments (lr_decay.py), to
+pass as an eager optimizer's ``learning_rate``, as fluid 1.8 does.
 """
 import functools
+import inspect
 import math
 import numbers
 
+from .. import lr_decay
+from ..framework import dygraph_mode
 from ..framework.program import default_main_program
 from ..framework.variable import Variable
 from ..initializer import Constant
@@ -46,6 +51,22 @@ def _schedule(fn):
                 op._set_attr("op_role", OpRole.LRSched)
         return out
     return wrapper
+
+
+def _eager(decay, **fixed):
+    """In dygraph mode the schedule is ``decay(**its arguments, **fixed)`` instead of ops."""
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not dygraph_mode.in_dygraph_mode():
+                return fn(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return decay(**bound.arguments, **fixed)
+        return wrapper
+    return wrap
 
 
 def autoincreased_step_counter(counter_name=None, begin=1, step=1):
@@ -86,24 +107,28 @@ def _progress(decay_steps, staircase):
     return _floor(progress) if staircase else progress
 
 
+@_eager(lr_decay.ExponentialDecay)
 @_schedule
 def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored when ``staircase``)."""
     return float(decay_rate) ** _progress(decay_steps, staircase) * float(learning_rate)
 
 
+@_eager(lr_decay.NaturalExpDecay)
 @_schedule
 def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``learning_rate * exp(-decay_rate * step / decay_steps)``."""
     return _exp(_progress(decay_steps, staircase) * -float(decay_rate)) * float(learning_rate)
 
 
+@_eager(lr_decay.InverseTimeDecay)
 @_schedule
 def inverse_time_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``learning_rate / (1 + decay_rate * step / decay_steps)``."""
     return float(learning_rate) / (_progress(decay_steps, staircase) * float(decay_rate) + 1.0)
 
 
+@_eager(lr_decay.PiecewiseDecay, begin=0)
 @_schedule
 def piecewise_decay(boundaries, values):
     """``values[i]`` while ``boundaries[i-1] <= step < boundaries[i]`` (``len(values) == len(boundaries) + 1``)."""
@@ -119,6 +144,7 @@ def piecewise_decay(boundaries, values):
     return lr
 
 
+@_eager(lr_decay.NoamDecay)
 @_schedule
 def noam_decay(d_model, warmup_steps, learning_rate=1.0):
     """``learning_rate * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)``, the step
@@ -129,6 +155,7 @@ def noam_decay(d_model, warmup_steps, learning_rate=1.0):
     return lr * learning_rate
 
 
+@_eager(lr_decay.PolynomialDecay)
 @_schedule
 def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
     """``(learning_rate - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate``, the
@@ -144,6 +171,7 @@ def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power
     return (1.0 - fraction) ** float(power) * (learning_rate - float(end_learning_rate)) + float(end_learning_rate)
 
 
+@_eager(lr_decay.CosineDecay)
 @_schedule
 def cosine_decay(learning_rate, step_each_epoch, epochs):
     """``learning_rate * 0.5 * (cos(epoch * pi / epochs) + 1)`` with ``epoch = floor(step / step_each_epoch)``."""
@@ -152,6 +180,7 @@ def cosine_decay(learning_rate, step_each_epoch, epochs):
     return (_cos(epoch * (math.pi / float(epochs))) + 1.0) * 0.5 * learning_rate
 
 
+@_eager(lr_decay.LinearLrWarmup)
 @_schedule
 def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
     """``start_lr + (end_lr - start_lr) * step / warmup_steps`` while ``step < warmup_steps``, then

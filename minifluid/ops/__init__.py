@@ -15,5 +15,6 @@ from . import cudnn_lstm, gather_tree  # noqa: F401  (fluid.layers.lstm; BeamSea
 from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
 from . import roi  # noqa: F401  (roi_pool, roi_align, psroi_pool, prroi_pool)
 from . import deformable, roi_perspective, yolo  # noqa: F401  (deformable conv and ROI pooling; YOLOv3)
+from . import tree_conv  # noqa: F401  (TBCNN's tree convolution)
 
 __all__ = ["registry"]

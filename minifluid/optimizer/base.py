@@ -15,6 +15,10 @@ parameter, appended to ``grad.block``. An eager tensor's block runs each op at o
 tracer, so the update kernels of ops/optimizer.py update the parameters' arrays in place; the
 learning rate and the accumulators are eager tensors created once (by the LayerHelper's dygraph
 path) and reused on later steps. ``clear_gradients()`` / ``clear_grad()`` drop the gradients.
+
+NOTE [ Learning-rate decays in dygraph ]
+A ``fluid.dygraph`` decay (lr_decay.py) as ``learning_rate`` is called once per update for that update's
+rate tensor (a step decay advances then); ``current_step_lr``, ``state_dict`` and ``set_dict`` ask it too.
 """
 from collections import defaultdict
 
@@ -26,6 +30,7 @@ from ..framework.variable import Variable
 from ..initializer import Constant
 from ..layers.helper import LayerHelper
 from ..layers.tensor import create_global_var
+from ..lr_decay import LearningRateDecay
 from ..ops.registry import OpRole
 from ..regularizer import append_regularization_ops
 
@@ -39,7 +44,11 @@ class Optimizer:
     type = None
 
     def __init__(self, learning_rate, parameter_list=None, regularization=None, grad_clip=None, name=None):
-        if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
+        if isinstance(learning_rate, LearningRateDecay):  # NOTE [ Learning-rate decays in dygraph ]
+            if not dygraph_mode.in_dygraph_mode():
+                raise TypeError(f"learning rate should be float or Variable, got {type(learning_rate).__name__}: "
+                                "fluid.dygraph's decays work in dygraph mode (use fluid.layers' in a static program)")
+        elif not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
             raise TypeError(f"learning rate should be float or Variable, got {type(learning_rate).__name__}")
         if grad_clip is not None and not isinstance(grad_clip, GradientClipBase):
             raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
@@ -59,6 +68,9 @@ class Optimizer:
     # --- learning rate ---------------------------------------------------------------------------
     def _create_global_learning_rate(self):
         program = default_main_program()
+        if isinstance(self._learning_rate, LearningRateDecay):  # each update asks the decay for its rate
+            self._learning_rate_map[program] = self._learning_rate()
+            return
         if program in self._learning_rate_map:
             return
         if isinstance(self._learning_rate, Variable):
@@ -196,17 +208,25 @@ class Optimizer:
 
     def current_step_lr(self):
         lr = self._learning_rate
+        if isinstance(lr, LearningRateDecay):  # the last update's rate (before any: the first one's)
+            return lr._current_lr(self._global_learning_rate())
         return float(lr) if isinstance(lr, (int, float)) else float(lr.numpy().reshape(-1)[0])
 
     def state_dict(self):
-        """dygraph: accumulator name -> eager tensor (moments, beta powers ...)."""
-        return {var.name: var for table in self._accumulators.values() for var in table.values()}
+        """dygraph: accumulator name -> eager tensor (moments, beta powers ...), and a learning-rate decay's
+        state (``"LR_Scheduler"``, ``"global_step"``)."""
+        state = {var.name: var for table in self._accumulators.values() for var in table.values()}
+        if isinstance(self._learning_rate, LearningRateDecay):
+            state.update(self._learning_rate._optimizer_state())
+        return state
 
     def set_dict(self, state_dict):
-        """Load accumulators saved by ``state_dict()`` (values: ndarrays or tensors)."""
-        for name, var in self.state_dict().items():
-            if name in state_dict:
-                var.set_value(state_dict[name])
+        """Load accumulators saved by ``state_dict()`` (values: ndarrays or tensors), and the decay's state."""
+        if isinstance(self._learning_rate, LearningRateDecay):
+            self._learning_rate._load_optimizer_state(state_dict)
+        for var in (var for table in self._accumulators.values() for var in table.values()):
+            if var.name in state_dict:
+                var.set_value(state_dict[var.name])
 
     set_state_dict = set_dict
 

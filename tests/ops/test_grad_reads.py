@@ -12,6 +12,7 @@ from minifluid.lod_tensor import LoDTensor
 
 from . import deformable_cases, dense_cases, roi_cases, sampled_loss_cases, vision_cases, yolo_cases
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.RandomState(0)
 _CASES = vision_cases.CASES + [p for p in dense_cases.CASES if p.values[0] in sampled_loss_cases.OPS] + roi_cases.CASES + yolo_cases.CASES + deformable_cases.CASES

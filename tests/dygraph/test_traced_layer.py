@@ -1,0 +1,70 @@
+"""fluid.dygraph.TracedLayer: a dygraph forward recorded as a static Program that runs and saves."""
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid.dygraph import BatchNorm, Layer, Linear, Sequential, TracedLayer, to_variable
+
+
+class Net(Layer):
+    def __init__(self):
+        super().__init__()
+        self.body = Sequential(Linear(3, 8, act="relu"), Linear(8, 2))
+        self.scale = to_variable(np.array([2.0, -1.0], "float32"))  # a constant made before the trace
+
+    def forward(self, x, y):
+        out = self.body(x) * self.scale
+        return out, fluid.layers.reduce_sum(out * y, dim=1)
+
+
+def test_traced_program_runs_like_the_layer_and_shares_its_parameters():
+    rng = np.random.RandomState(0)
+    x, y = rng.rand(4, 3).astype("float32"), rng.rand(4, 2).astype("float32")
+    with fluid.dygraph.guard():
+        net = Net()
+        (out, total), traced = TracedLayer.trace(net, [to_variable(x), to_variable(y)])
+        block = traced.program.global_block()
+        assert [op.type for op in block.ops][:2] == ["mul", "elementwise_add"]
+        assert block.var("feed_0").shape[0] == -1 and {"fetch_0", "fetch_1"} <= set(block.vars)
+        assert {net.body[0].weight.name, net.body[1].bias.name} <= {v.name for v in block.vars.values()
+                                                                   if v.persistable}
+        x2, y2 = rng.rand(7, 3).astype("float32"), rng.rand(7, 2).astype("float32")  # another batch size
+        got = traced([to_variable(x2), y2])
+        want = net(to_variable(x2), to_variable(y2))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5)
+        net.body[1].bias.set_value(np.array([5.0, 5.0], "float32"))  # the traced scope shares the parameters
+        np.testing.assert_allclose(traced([x2, y2])[0], net(to_variable(x2), to_variable(y2))[0].numpy(),
+                                   rtol=1e-5)
+
+
+def test_save_inference_model_loads_in_an_executor(tmp_path):
+    rng = np.random.RandomState(1)
+    x = rng.rand(5, 3).astype("float32")
+    with fluid.dygraph.guard():
+        model = Sequential(Linear(3, 4), BatchNorm(4), Linear(4, 2, act="sigmoid"))
+        model.eval()
+        out, traced = TracedLayer.trace(model, inputs=[to_variable(x)])
+        traced.save_inference_model(str(tmp_path / "infer"), feed=[0], fetch=[0])
+        expected = out.numpy()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        program, feeds, fetches = fluid.io.load_inference_model(str(tmp_path / "infer"), exe)
+        assert feeds == ["feed_0"]
+        got, = exe.run(program, feed={feeds[0]: x}, fetch_list=fetches)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_trace_errors():
+    with fluid.dygraph.guard():
+        with pytest.raises(TypeError, match="input 0 must be a Tensor, but got ndarray"):
+            TracedLayer.trace(Linear(2, 2), [np.ones((1, 2), "float32")])
+        with pytest.raises(TypeError, match="traces a fluid.dygraph.Layer"):
+            TracedLayer.trace(lambda x: x, [to_variable(np.ones((1, 2), "float32"))])
+        _, traced = TracedLayer.trace(Linear(2, 2), [to_variable(np.ones((1, 2), "float32"))])
+        with pytest.raises(AssertionError, match="takes 1 inputs, but got 2"):
+            traced([np.ones((1, 2), "float32")] * 2)
+        with pytest.raises(AssertionError, match=r"output indices \[3\] out of range"):
+            traced.save_inference_model("unused", fetch=[3])
+    with pytest.raises(AssertionError, match="Only support TracedLayer.trace in imperative mode"):
+        TracedLayer.trace(None, [])
