@@ -82,11 +82,25 @@ resize_trilinear and interpolate (trilinear_interp in ops/image.py, which now re
 the 5-D checks of layers/image.py) raise it by 34, what they came to (21,882 before them): to 21,961.
 interpolate's BICUBIC (bicubic_interp in ops/image.py: the resize taps as index / weight tables) raises it by 5, what
 it came to (21,918 before it): to 21,966.
+fluid.layers.distributions (Uniform, Normal, Categorical, MultivariateNormalDiag in layers/distributions.py, built
+from existing ops, with their exports) raises it by 177, what it came to (21,918 before it): to 22,143.
+center_loss, npair_loss, teacher_student_sigmoid_loss, continuous_value_model, spectral_norm, similarity_focus,
+random_crop and image_resize_short (ops/center_loss.py, ops/ctr.py, ops/spectral_norm.py, ops/vision_select.py,
+layers/misc_nn.py) raise it by 335, what they came to (22,095 before them): to 22,478.
+data_norm (with its statistics' update in ops/ctr.py) and inplace_abn (ops/inplace_abn.py over batch_norm's kernels),
+with their layers in layers/norm.py, raise it by 161, what they came to (22,430 before them): to 22,639.
+hash (XXH64 over all rows at once) and filter_by_instag (ops/ctr.py, layers/misc_nn.py) raise it by 104, what they
+came to (22,591 before them): to 22,743.
+conv3d, conv3d_transpose, pool3d and adaptive_pool3d (ops/conv3d.py with its Volume geometry, ops/pool3d.py,
+layers/vision3d.py) raise it by 420, what they came to (22,695 before them): to 23,163.
 fluid.dygraph's containers (dygraph/container.py: Sequential, LayerList, ParameterList; paddle.nn binds them) raise
 it by 39, what they came to (21,966 before them): to 22,005.
 SSD's box layers (prior_box, density_prior_box, anchor_generator, box_coder, iou_similarity, box_clip: ops in
 ops/detection_box.py 294, layers in layers/detection.py 80) raise it by 379, what they came to (21,918 before them):
 to 22,384 with the containers' 39.
+With the five lines above from distributions to conv3d (+1,197), the budget is 23,581 (22,384 + 1,197).
+max_pool3d_with_index (adaptive_pool3d's max op, with its Mask, in ops/pool3d.py) raises it by 48, what it came to
+(23,581 before it): to 23,629.
 SSD's matching, NMS and loss (bipartite_match, target_assign, mine_hard_examples in ops/detection_match.py 140;
 multiclass_nms / multiclass_nms2, matrix_nms, locality_aware_nms in ops/detection_nms.py 225; their layers,
 detection_output, ssd_loss and multi_box_head in layers/detection_nms.py 92 and layers/detection_ssd.py 112;
@@ -134,10 +148,11 @@ it) raises it by 142, what it came to (23,599 before it): to 23,741.
 tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its gradient), fluid.contrib.tree_conv
 (layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 26,442 with
 main's 25,548 (the dygraph slices here add 894 in all).
+With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 27,687 (26,442 + 1,245).
 fluid internals that Paddle's own tests import (core._set_eager_deletion_mode, backward._append_grad_suffix_ and
 calc_gradient, executor.as_numpy, framework.convert_np_dtype_to_dtype_ / _dygraph_guard / in_dygraph_mode,
-paddle.fluid.layer_helper) raise it by 32, what they came to (25,548 before them): to 26,474 with the dygraph
-layers above.
+paddle.fluid.layer_helper) raise it by 31, what they came to (25,548 before them): to 27,718 with the dygraph
+layers, distributions and 3-D ops above.
 """
 import ast
 import io
@@ -148,7 +163,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 26_474
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_718
 
 
 def code_lines(path):

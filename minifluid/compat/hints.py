@@ -55,12 +55,10 @@ NOT_SUPPORTED_YET = {
             collect_fpn_proposals""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
-        "paddle.fluid.layers": "image_resize_short random_crop similarity_focus",
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
         "paddle.nn.functional": "affine_grid grid_sample pixel_shuffle temporal_shift unfold",
         "paddle": "crop"},
     "convolution and pooling": {
-        "paddle.fluid.layers": "conv3d conv3d_transpose pool3d adaptive_pool3d",
         "paddle.fluid": "Conv3D",
         "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
         "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D
@@ -69,7 +67,6 @@ NOT_SUPPORTED_YET = {
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.layers": "data_norm inplace_abn spectral_norm",
         "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
@@ -89,7 +86,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": "hash merge_selected_rows get_tensor_from_selected_rows",
+        "paddle.fluid.layers": "merge_selected_rows get_tensor_from_selected_rows",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid
@@ -99,8 +96,6 @@ NOT_SUPPORTED_YET = {
             get_cuda_rng_state set_cuda_rng_state""",
         "paddle.static": "create_parameter"},
     "losses": {
-        "paddle.fluid.layers": """center_loss teacher_student_sigmoid_loss
-            npair_loss""",
         "paddle.nn": "CTCLoss HSigmoidLoss KLDivLoss MarginRankingLoss",
         "paddle.nn.functional": "ctc_loss dice_loss hsigmoid_loss kl_div log_loss margin_ranking_loss npair_loss"},
     "metrics": {
@@ -113,7 +108,6 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
     "initializers": {
         "paddle.nn": "initializer"},
-    "probability distributions": {"paddle.fluid.layers": "Uniform Normal Categorical MultivariateNormalDiag"},
     "autograd (higher-order gradients)": {"paddle": "grad"},
     "dygraph to static (jit)": {
         "paddle.fluid.dygraph": "ProgramTranslator declarative dygraph_to_static_func",

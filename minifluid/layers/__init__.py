@@ -26,6 +26,11 @@ from .sequence_window import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .vision_misc import *  # noqa: F401,F403
 from .vision_misc import __all__ as _vision_misc_all
+from . import distributions
+from .distributions import Categorical, MultivariateNormalDiag, Normal, Uniform
+from .misc_nn import *  # noqa: F401,F403
+from .misc_nn import __all__ as _misc_nn_all
+from .vision3d import adaptive_pool3d, conv3d, conv3d_transpose, pool3d
 from .roi import *  # noqa: F401,F403
 from .roi import __all__ as _roi_all
 from .deformable import *  # noqa: F401,F403
@@ -105,6 +110,9 @@ __all__ = [
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py
 __all__ += _vision_misc_all + ["interpolate", "resize_trilinear"]  # layers/vision_misc.py, layers/image.py
 __all__ += _ctc_all  # warpctc, ctc_greedy_decoder, edit_distance: layers/ctc.py
+__all__ += ["Categorical", "MultivariateNormalDiag", "Normal", "Uniform"]  # layers/distributions.py
+__all__ += _misc_nn_all  # center_loss, npair_loss, spectral_norm, random_crop ...: layers/misc_nn.py
+__all__ += ["adaptive_pool3d", "conv3d", "conv3d_transpose", "pool3d"]  # layers/vision3d.py
 __all__ += _rnn_all  # RNN cells, rnn, lstm and the decoding API: layers/rnn.py, layers/decode.py
 __all__ += _detection_all  # SSD-style detection: layers/detection.py
 __all__ += _roi_all  # roi_pool, roi_align, psroi_pool, prroi_pool: layers/roi.py

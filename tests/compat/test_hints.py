@@ -54,9 +54,9 @@ def test_a_name_in_no_table_gets_no_suggestion(paddle):
 
 
 def test_from_import_and_module_import_get_the_same_hints(paddle):
-    with pytest.raises(ImportError, match=r"paddle\.fluid\.layers\.similarity_focus is not supported yet by minifluid "
-                                          r"\(API family: image ops\)"):
-        from paddle.fluid.layers import similarity_focus  # noqa: F401
+    with pytest.raises(ImportError, match=r"paddle\.fluid\.layers\.merge_selected_rows is not supported yet by "
+                                          r"minifluid \(API family: tensor manipulation and indexing\)"):
+        from paddle.fluid.layers import merge_selected_rows  # noqa: F401
     with pytest.raises(UnsupportedModuleError, match=r"^paddle\.fluid\.contrib\.mixed_precision is not supported yet "
                                                      r"by minifluid \(API family: mixed precision"):
         importlib.import_module("paddle.fluid.contrib.mixed_precision")

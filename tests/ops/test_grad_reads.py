@@ -12,6 +12,8 @@ from minifluid.lod_tensor import LoDTensor
 
 from . import deformable_cases, dense_cases, roi_cases, sampled_loss_cases, vision_cases, yolo_cases
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.RandomState(0)

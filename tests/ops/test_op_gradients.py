@@ -14,6 +14,8 @@ from . import ctc_cases, dense_cases, rnn_cases, sequence_cases, sequence_window
 from . import tensor_cases  # noqa: F401  (adds its cases to dense_cases.CASES)
 from . import sampled_loss_cases  # noqa: F401  (adds its cases to dense_cases.CASES; after tensor_cases: one rng)
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import deformable_cases, roi_cases, yolo_cases
 from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
