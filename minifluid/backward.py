@@ -329,3 +329,11 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
     walk = _build(targets, {v.name for v in inputs}, target_gradients, no_grad_set, None)
     block = targets[0].block
     return [block._var_recursive(walk.grad_of[v.name]) if v.name in walk.grad_of else None for v in inputs]
+
+
+def _append_grad_suffix_(name):
+    """``name@GRAD`` (fluid's helper of the same name)."""
+    return grad_var_name(name)
+
+
+calc_gradient = gradients  # fluid 1.8's older name

@@ -16,6 +16,15 @@ __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceN
            "create_paddle_predictor", "get_cuda_device_count", "globals", "is_compiled_with_cuda"]
 
 
+def _set_eager_deletion_mode(threshold, fraction, fast):
+    """fluid's garbage-collection switch: minifluid's Executor always frees a variable after its last use
+    (executor/plan.py), so the setting has nothing to change."""
+
+
+def _set_fuse_parameter_group_size(size):
+    """fluid's fused-gradient grouping (multi-device all-reduce): nothing to group in one process."""
+
+
 class VarDesc:
     """fluid's ``core.VarDesc``, for its ``VarType`` enum (``core.VarDesc.VarType.FP32``)."""
     VarType = VarType

@@ -149,10 +149,14 @@ tree_conv (ops/tree_conv.py: TBCNN's patch coefficients for a whole batch, its g
 (layers/tree_conv.py) and fluid.dygraph.TreeConv raise it by 113, what they came to (23,741 before them): to 26,442 with
 main's 25,548 (the dygraph slices here add 894 in all).
 With misc18's +1,245 above (distributions to max_pool3d_with_index), the budget is 27,687 (26,442 + 1,245).
+fluid internals that Paddle's own tests import (core._set_eager_deletion_mode, backward._append_grad_suffix_ and
+calc_gradient, executor.as_numpy, framework.convert_np_dtype_to_dtype_ / _dygraph_guard / in_dygraph_mode,
+paddle.fluid.layer_helper) raise it by 31, what they came to (25,548 before them): to 27,718 with the dygraph
+layers, distributions and 3-D ops above.
 box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, layers and exports 11) raise it by 60, and
 greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by 16,
-what they came to (22,961 before them): to 27,763 with the others above
-(27,687).
+what they came to (22,961 before them): to 27,794 with the others above
+(27,718).
 """
 import ast
 import io
@@ -163,7 +167,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_763
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_794
 
 
 def code_lines(path):

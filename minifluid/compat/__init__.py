@@ -42,6 +42,7 @@ MODULE_MAP = {
     "paddle.fluid.compiler": "minifluid.executor.compiled",
     "paddle.fluid.layers": "minifluid.layers",
     "paddle.fluid.layers.device": "minifluid.layers.device",
+    "paddle.fluid.layer_helper": "minifluid.layers.helper",
     "paddle.fluid.layers.distributions": "minifluid.layers.distributions",
     **{f"paddle.fluid.layers.{name}": "minifluid.layers"  # fluid's layer modules: every layer function there
        for name in ("nn", "io", "tensor", "control_flow", "ops", "learning_rate_scheduler", "detection",

@@ -1,8 +1,11 @@
 """Graph IR: builds Programs, never runs them."""
+import contextlib
+
 from ..dtypes import convert_dtype
 from ..ops.registry import grad_var_name
-from . import unique_name
+from . import dygraph_mode, unique_name
 from .dygraph_mode import current_tracer as _dygraph_tracer  # noqa: F401  (fluid.framework._dygraph_tracer)
+from .dygraph_mode import in_dygraph_mode  # noqa: F401  (fluid.framework.in_dygraph_mode)
 from .block import Block
 from .operator import Operator
 from .program import (Program, default_main_program, default_startup_program, program_guard,
@@ -13,3 +16,22 @@ from .variable import Parameter, Variable, VarType
 __all__ = ["Block", "Operator", "Parameter", "Program", "VarType", "Variable", "convert_dtype",
            "default_main_program", "default_startup_program", "device_guard", "grad_var_name", "name_scope",
            "program_guard", "switch_main_program", "switch_startup_program", "unique_name"]
+
+
+def convert_np_dtype_to_dtype_(np_dtype):
+    """fluid's VarDesc.VarType member for a numpy dtype (``np.float32`` -> ``VarType.FP32``)."""
+    name = convert_dtype(np_dtype)
+    for value in vars(VarType).values():
+        if getattr(value, "name", None) is not None and value == name:
+            return value
+    raise ValueError(f"Not supported numpy dtype {np_dtype}")
+
+
+@contextlib.contextmanager
+def _dygraph_guard(tracer):
+    """fluid's internal switch of the tracer for a block of code (None: static mode, as in its test utils)."""
+    previous = dygraph_mode.switch_tracer(tracer)
+    try:
+        yield
+    finally:
+        dygraph_mode.switch_tracer(previous)

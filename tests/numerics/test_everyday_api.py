@@ -245,3 +245,29 @@ def test_tensor_arrays_are_lists_in_dygraph_mode_as_in_fluid():
         np.testing.assert_array_equal(fluid.layers.array_read(arr, zero).numpy(), np.ones((2, 2)))
         with pytest.raises(IndexError, match="index 3 is greater than the length of 'array' \\(2\\)"):
             fluid.layers.array_write(x, fluid.layers.fill_constant([1], "int64", 3), array=arr)
+
+
+def test_fluid_internal_names_legacy_tests_import():
+    import importlib
+    from minifluid.framework import _dygraph_guard, convert_np_dtype_to_dtype_
+
+    assert convert_np_dtype_to_dtype_(np.float32) == fluid.core.VarDesc.VarType.FP32
+    assert int(convert_np_dtype_to_dtype_(np.dtype("int64"))) == 3  # fluid's enum number
+    assert fluid.backward._append_grad_suffix_("x") == "x@GRAD" and fluid.backward.calc_gradient is fluid.gradients
+    assert fluid.core._set_eager_deletion_mode(0.0, 1.0, True) is None
+    from minifluid.compat import MODULE_MAP
+    assert importlib.import_module(MODULE_MAP["paddle.fluid.layer_helper"]).LayerHelper is fluid.layers.LayerHelper
+    from minifluid.dygraph.nn import Embedding
+    assert Embedding is fluid.dygraph.Embedding and fluid.framework.in_dygraph_mode() is False
+    with fluid.dygraph.guard():
+        with _dygraph_guard(None):
+            assert not fluid.in_dygraph_mode()
+        assert fluid.in_dygraph_mode()
+    t = fluid.LoDTensor()
+    t.set(np.arange(4.0).reshape(2, 2), fluid.CPUPlace())
+    out = fluid.executor.as_numpy([t])[0]
+    np.testing.assert_array_equal(out, np.arange(4.0).reshape(2, 2))
+    assert not np.shares_memory(out, np.asarray(t))
+    t.set_recursive_sequence_lengths([[1, 1]])
+    with pytest.raises(RuntimeError, match="hold LoD information"):
+        fluid.executor.as_numpy(t)
