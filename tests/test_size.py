@@ -157,6 +157,8 @@ box_decoder_and_assign and polygon_box_transform (ops/detection_box.py 49, layer
 greedy NMS run over every image and class at once, with its top-k by one partition (ops/detection_nms.py), by 16,
 what they came to (22,961 before them): to 27,794 with the others above
 (27,718).
+fluid.dygraph's Conv3D, Conv3DTranspose and SpectralNorm (dygraph/nn_3d.py over the conv3d and spectral_norm ops, written
+by the dygraph helper and landed after the ops) raise it by 71, what they came to (27,794 before them): to 27,865.
 """
 import ast
 import io
@@ -167,7 +169,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_794
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_865
 
 
 def code_lines(path):

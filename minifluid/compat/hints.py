@@ -59,14 +59,12 @@ NOT_SUPPORTED_YET = {
         "paddle": "crop"},
     "convolution and pooling": {
         "paddle.fluid": "Conv3D",
-        "paddle.fluid.dygraph": "Conv3D Conv3DTranspose",
         "paddle.nn": """Conv1D Conv1DTranspose Conv3D Conv3DTranspose AvgPool1D AvgPool3D MaxPool1D MaxPool3D
             AdaptiveAvgPool1D AdaptiveAvgPool3D AdaptiveMaxPool1D AdaptiveMaxPool3D""",
         "paddle.nn.functional": """conv1d conv1d_transpose conv3d conv3d_transpose avg_pool1d avg_pool3d max_pool1d
             max_pool3d adaptive_avg_pool1d adaptive_avg_pool3d adaptive_max_pool1d
             adaptive_max_pool3d"""},
     "normalization": {
-        "paddle.fluid.dygraph": "SpectralNorm",
         "paddle.nn": """BatchNorm3D SyncBatchNorm GroupNorm InstanceNorm1D InstanceNorm2D InstanceNorm3D
             LocalResponseNorm SpectralNorm""",
         "paddle.nn.functional": "instance_norm local_response_norm"},

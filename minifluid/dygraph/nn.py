@@ -10,9 +10,9 @@ from ..layers import wiring
 from .layer import Layer
 from .tensor import Tensor, default_tracer
 
-__all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Dropout", "Embedding",
-           "GRUUnit", "GroupNorm", "InstanceNorm", "L1Loss", "LayerNorm", "Linear", "MSELoss", "NCE", "NLLLoss", "PRelu",
-           "Pool2D", "TreeConv"]
+__all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose",
+           "Dropout", "Embedding", "GRUUnit", "GroupNorm", "InstanceNorm", "L1Loss", "LayerNorm", "Linear", "MSELoss",
+           "NCE", "NLLLoss", "PRelu", "Pool2D", "SpectralNorm", "TreeConv"]
 
 
 class _EagerEmit:
@@ -125,5 +125,6 @@ for _layer in (BatchNorm, Conv2D, Dropout, Linear, Pool2D):
 
 # fluid 1.8's dygraph.nn holds these too; their modules import this one, so they come last
 from .losses import BCELoss, L1Loss, MSELoss, NLLLoss  # noqa: E402
+from .nn_3d import Conv3D, Conv3DTranspose, SpectralNorm  # noqa: E402
 from .nn_more import Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu  # noqa: E402
 from .nn_units import NCE, BilinearTensorProduct, GRUUnit, TreeConv  # noqa: E402
