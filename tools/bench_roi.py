@@ -42,6 +42,17 @@ def _program(build, channels):
     return main, [out, dx]
 
 
+def _median_ms(exe, prog, feed, fetch, steps):
+    """The median wall time of ``steps`` runs after one warm-up run, in ms."""
+    exe.run(prog, feed=feed, fetch_list=fetch)
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        exe.run(prog, feed=feed, fetch_list=fetch)
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times) * 1e3, 1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5)
@@ -55,21 +66,9 @@ def main():
         channels = 490 if name == "psroi_pool" else C
         prog, fetch = _program(build, channels)
         feed = {"x": rng.standard_normal((N, channels, H, W)).astype("float32"), "rois": feed_rois}
-        exe.run(prog, feed=feed, fetch_list=fetch)  # warm-up
-        times = []
-        for _ in range(args.steps):
-            start = time.perf_counter()
-            exe.run(prog, feed=feed, fetch_list=fetch)
-            times.append(time.perf_counter() - start)
-        result[name + "_ms"] = round(statistics.median(times) * 1e3, 1)
+        result[name + "_ms"] = _median_ms(exe, prog, feed, fetch, args.steps)
     for name, (prog, fetch, feed) in _other_programs(rng).items():
-        exe.run(prog, feed=feed, fetch_list=fetch)
-        times = []
-        for _ in range(args.steps):
-            start = time.perf_counter()
-            exe.run(prog, feed=feed, fetch_list=fetch)
-            times.append(time.perf_counter() - start)
-        result[name + "_ms"] = round(statistics.median(times) * 1e3, 1)
+        result[name + "_ms"] = _median_ms(exe, prog, feed, fetch, args.steps)
     print(json.dumps(result))
 
 

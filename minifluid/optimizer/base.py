@@ -261,7 +261,10 @@ class MomentumOptimizer(Optimizer):
         param, grad = param_and_grad
         velocity = self._get_accumulator("velocity", param)
         return self._optimize_op(block, param, grad, {"Velocity": [velocity]}, {"VelocityOut": [velocity]},
-                                 {"mu": self._momentum, "use_nesterov": self._use_nesterov})
+                                 self._op_attrs())
+
+    def _op_attrs(self):
+        return {"mu": self._momentum, "use_nesterov": self._use_nesterov}
 
 
 class AdamOptimizer(Optimizer):
@@ -315,7 +318,10 @@ class AdagradOptimizer(Optimizer):
         param, grad = param_and_grad
         moment = self._get_accumulator("moment", param)
         return self._optimize_op(block, param, grad, {"Moment": [moment]}, {"MomentOut": [moment]},
-                                 {"epsilon": self._epsilon})
+                                 self._op_attrs())
+
+    def _op_attrs(self):
+        return {"epsilon": self._epsilon}
 
 
 class RMSPropOptimizer(Optimizer):

@@ -6,7 +6,7 @@ lives in ops/optimizer_more.py. Accumulator names follow fluid's (``<param>_mome
 """
 from ..framework.variable import Variable
 from ..ops.registry import OpRole
-from .base import AdamOptimizer, Optimizer
+from .base import AdagradOptimizer, AdamOptimizer, MomentumOptimizer, Optimizer
 
 __all__ = ["Adadelta", "AdadeltaOptimizer", "Adamax", "AdamaxOptimizer", "DecayedAdagrad",
            "DecayedAdagradOptimizer", "Dpsgd", "DpsgdOptimizer", "Ftrl", "FtrlOptimizer", "Lamb", "LambOptimizer",
@@ -78,27 +78,20 @@ class AdadeltaOptimizer(Optimizer):
                                  {"epsilon": self._epsilon, "rho": self._rho}, learning_rate=False)
 
 
-class DecayedAdagradOptimizer(Optimizer):
-    """``m = decay m + (1 - decay) g^2``; ``param -= lr g / (sqrt(m) + epsilon)``."""
+class DecayedAdagradOptimizer(AdagradOptimizer):
+    """``m = decay m + (1 - decay) g^2``; ``param -= lr g / (sqrt(m) + epsilon)`` (Adagrad's accumulator and op
+    slots, another update rule)."""
 
     type = "decayed_adagrad"
-    _moment_acc_str = "moment"
 
     def __init__(self, learning_rate, decay=0.95, epsilon=1.0e-6, parameter_list=None, regularization=None,
                  grad_clip=None, name=None):
         _require("DecayedAdagradOptimizer", decay=decay, epsilon=epsilon)
-        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
-        self._decay, self._epsilon = float(decay), float(epsilon)
+        super().__init__(learning_rate, epsilon, parameter_list, regularization, grad_clip, name)
+        self._decay = float(decay)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator("moment", p)
-
-    def _append_optimize_op(self, block, param_and_grad):
-        param, grad = param_and_grad
-        moment = self._get_accumulator("moment", param)
-        return self._optimize_op(block, param, grad, {"Moment": [moment]}, {"MomentOut": [moment]},
-                                 {"epsilon": self._epsilon, "decay": self._decay})
+    def _op_attrs(self):
+        return {"epsilon": self._epsilon, "decay": self._decay}
 
 
 class FtrlOptimizer(Optimizer):
@@ -157,30 +150,20 @@ class LambOptimizer(AdamOptimizer):
             {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "weight_decay": decay})
 
 
-class LarsMomentumOptimizer(Optimizer):
+class LarsMomentumOptimizer(MomentumOptimizer):
     """Momentum with LARS's layer-wise rate ``lr * lars_coeff * |p| / (|g| + lars_weight_decay * |p|)``:
-    ``v = mu v + local_lr (g + lars_weight_decay p)``; ``param -= v``."""
+    ``v = mu v + local_lr (g + lars_weight_decay p)``; ``param -= v`` (Momentum's accumulator and op slots)."""
 
     type = "lars_momentum"
-    _velocity_acc_str = "velocity"
 
     def __init__(self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005, parameter_list=None,
                  regularization=None, grad_clip=None, name=None):
         _require("LarsMomentumOptimizer", momentum=momentum)
-        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
-        self._momentum, self._lars_coeff = float(momentum), float(lars_coeff)
-        self._lars_weight_decay = float(lars_weight_decay)
+        super().__init__(learning_rate, momentum, parameter_list, False, regularization, grad_clip, name)
+        self._lars_coeff, self._lars_weight_decay = float(lars_coeff), float(lars_weight_decay)
 
-    def _create_accumulators(self, block, parameters):
-        for p in parameters:
-            self._add_accumulator("velocity", p)
-
-    def _append_optimize_op(self, block, param_and_grad):
-        param, grad = param_and_grad
-        velocity = self._get_accumulator("velocity", param)
-        return self._optimize_op(block, param, grad, {"Velocity": [velocity]}, {"VelocityOut": [velocity]},
-                                 {"mu": self._momentum, "lars_coeff": self._lars_coeff,
-                                  "lars_weight_decay": self._lars_weight_decay})
+    def _op_attrs(self):
+        return {"mu": self._momentum, "lars_coeff": self._lars_coeff, "lars_weight_decay": self._lars_weight_decay}
 
 
 class DpsgdOptimizer(Optimizer):
