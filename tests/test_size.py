@@ -159,6 +159,8 @@ what they came to (22,961 before them): to 27,794 with the others above
 (27,718).
 fluid.dygraph's Conv3D, Conv3DTranspose and SpectralNorm (dygraph/nn_3d.py over the conv3d and spectral_norm ops, written
 by the dygraph helper and landed after the ops) raise it by 71, what they came to (27,794 before them): to 27,865.
+The intra-op pool on bare locks instead of concurrent.futures (ops/parallel.py: ResNet-20 and LeNet steps 3.5%
+faster) raises it by 35: to 27,900.
 """
 import ast
 import io
@@ -169,7 +171,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_865
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 27_900
 
 
 def code_lines(path):

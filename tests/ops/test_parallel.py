@@ -203,3 +203,71 @@ def test_relu_and_its_gradient_match_fluid_in_any_layout(three_threads, monkeypa
                  np.ascontiguousarray(finite.transpose(0, 2, 3, 1) * 3).transpose(0, 3, 1, 2)):
         dx = spec.grad(spec.attrs, (None,), (out,), (dout,), (True,))[0]
         np.testing.assert_array_equal(dx, dout * (out > 0))
+
+
+@pytest.mark.timeout(60)
+def test_set_num_threads_during_a_call_ends_the_old_pool_once_the_call_returns():
+    def kernel_threads():
+        return {t for t in threading.enumerate() if t.name.startswith("minifluid-kernel")}
+    before = parallel.num_threads()
+    inside, release, got = threading.Event(), threading.Event(), []
+    try:
+        parallel.set_num_threads(3)
+        parallel.for_each(3, lambda i: i)
+        old_threads = kernel_threads()
+        assert len(old_threads) >= 2
+
+        def piece(i):
+            if i == 0:
+                inside.set()
+                assert release.wait(20)
+            return i
+
+        caller = threading.Thread(target=lambda: got.append(parallel.for_each(6, piece)))
+        caller.start()
+        assert inside.wait(20)
+        parallel.set_num_threads(2)  # the old pool is in use: it ends when that call returns
+        assert parallel.for_each(4, lambda i: i * 2) == [0, 2, 4, 6]  # a new pool serves new calls meanwhile
+        release.set()
+        caller.join(20)
+        assert got == [list(range(6))]
+        for t in old_threads:
+            t.join(20)
+            assert not t.is_alive()
+    finally:
+        release.set()
+        parallel.set_num_threads(before)
+
+
+@pytest.mark.timeout(60)
+def test_thread_count_changes_racing_concurrent_callers_never_hang_or_mix_results():
+    before, failures, stop = parallel.num_threads(), [], threading.Event()
+
+    def caller(k):
+        rep = 0
+        while not stop.is_set() or rep < 50:
+            got = parallel.for_each(5, lambda i: (k, rep, i))
+            if got != [(k, rep, i) for i in range(5)]:
+                failures.append((k, rep, got))
+            rep += 1
+
+    callers = [threading.Thread(target=caller, args=(k,)) for k in range(3)]
+    try:
+        for t in callers:
+            t.start()
+        for n in range(200):
+            parallel.set_num_threads(2 + n % 3)
+        stop.set()
+        for t in callers:
+            t.join(30)
+            assert not t.is_alive()
+    finally:
+        stop.set()
+        parallel.set_num_threads(before)
+    assert not failures
+    parallel.for_each(3, lambda i: i)
+    current = set(parallel._pool.threads)
+    for t in threading.enumerate():  # every replaced pool's threads end
+        if t.name.startswith("minifluid-kernel") and t not in current:
+            t.join(20)
+            assert not t.is_alive()
