@@ -163,6 +163,9 @@ The intra-op pool on bare locks instead of concurrent.futures (ops/parallel.py: 
 faster) raises it by 35: to 27,900.
 fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (contrib/layers/rnn_impl.py) and
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
+fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
+the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
+what they came to (28,050 before them): to 28,158.
 """
 import ast
 import io
@@ -173,7 +176,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_050
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_158
 
 
 def code_lines(path):
