@@ -163,9 +163,11 @@ The intra-op pool on bare locks instead of concurrent.futures (ops/parallel.py: 
 faster) raises it by 35: to 27,900.
 fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (contrib/layers/rnn_impl.py) and
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
+RecomputeOptimizer with append_backward's checkpoints (backward_recompute.py 122, optimizer/recompute.py 43, the
+seed op and the walk's hook) raises it by 171, what it came to (28,050 before it): to 28,221.
 fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
 the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
-what they came to (28,050 before them): to 28,158.
+what they came to (28,050 before them): to 28,329 with RecomputeOptimizer's 171.
 """
 import ast
 import io
@@ -176,7 +178,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_158
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_329
 
 
 def code_lines(path):
