@@ -15,9 +15,9 @@ EnforceNotMet = RuntimeError
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
            "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "VarDesc",
-           "create_paddle_predictor", "get_cuda_device_count", "get_grad_op_desc", "globals", "has_grad_op_maker",
-           "has_infer_inplace", "is_compiled_with_cuda", "is_float16_supported", "op_proto_and_checker_maker",
-           "op_support_gpu"]
+           "create_paddle_predictor", "get_cuda_device_count", "get_grad_op_desc", "globals", "grad_var_suffix",
+           "has_grad_op_maker", "has_infer_inplace", "is_compiled_with_cuda", "is_float16_supported",
+           "op_proto_and_checker_maker", "op_support_gpu"]
 
 
 def _set_eager_deletion_mode(threshold, fraction, fast):
@@ -89,3 +89,8 @@ def is_float16_supported(place):
 class VarDesc:
     """fluid's ``core.VarDesc``, for its ``VarType`` enum (``core.VarDesc.VarType.FP32``)."""
     VarType = VarType
+
+
+def grad_var_suffix():
+    """The suffix of a variable's gradient name: ``x`` -> ``x@GRAD``."""
+    return "@GRAD"

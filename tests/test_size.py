@@ -168,9 +168,14 @@ seed op and the walk's hook) raises it by 171, what it came to (28,050 before it
 fluid.contrib.layers' fused_elemwise_activation, fused_embedding_seq_pool, partial_concat / partial_sum and
 shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_batch.py with their layers in
 contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
+match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.py 150, their layers 47) raise it by
+197, what they came to (28,472 before them): to 28,669.
+fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
+the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
+what they came to (28,050 before them): to 28,777 with the others above (28,669).
 The op-test harness's API (fluid.op's Operator, framework/op_proto.py's OpProtoHolder, core.get_grad_op_desc and
-friends, Blocks that run their ops in dygraph mode, LoDTensor element access) raises it by 247, what it came to
-(28,472 before it): to 28,719.
+friends, Blocks that run their ops in dygraph mode, LoDTensor element access) raises it by 239 (247, less the 8 of
+the Tensor.value() it replaces), what it came to (28,777 before it): to 29,016.
 """
 import ast
 import io
@@ -181,7 +186,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_719
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_016
 
 
 def code_lines(path):

@@ -174,6 +174,10 @@ class Tensor(Variable):
         """paddle 2.x: the gradient as a Tensor (None when there is none)."""
         return None if self._grad is None else Tensor(self._grad)
 
+    def _grad_ivar(self):
+        """fluid 1.8's gradient accessor: the gradient as a Tensor named ``<name>@GRAD``, or None."""
+        return None if self._grad is None else Tensor(self._grad, self.name + "@GRAD")
+
     def clear_gradient(self):
         self._grad = None
 
