@@ -11,6 +11,7 @@ from ..framework.program import default_main_program
 from ..framework.variable import Variable
 from ..ops import py_func as _py_func_op
 from . import wiring
+from .activation import _FLOAT, check_variable_and_dtype
 from .helper import LayerHelper, known_attrs
 
 __all__ = ["accuracy", "adaptive_pool2d", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "py_func", "relu", "sigmoid",
@@ -46,26 +47,33 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
-           bias_attr=None, use_cudnn=True, act=None, name=None):
-    """2-D convolution over NCHW input; filter ``conv2d_<n>.w_0`` is [num_filters, C/groups, kh, kw].
+           bias_attr=None, use_cudnn=True, act=None, name=None, data_format="NCHW"):
+    """2-D convolution over NCHW (or NHWC) input; filter ``conv2d_<n>.w_0`` is [num_filters, C/groups, kh, kw].
 
     The default filter initializer is Normal(0, sqrt(2 / (kh * kw * C))), as in fluid; the bias
-    (shape [num_filters]) is added along axis 1.
+    (shape [num_filters]) is added along the channel axis. ``padding``: see wiring.conv2d_attrs.
     """
+    check_variable_and_dtype(input, "input", _FLOAT, "conv2d")
+    if not isinstance(use_cudnn, bool):
+        raise ValueError(f"Attr(use_cudnn) should be True or False. Received Attr(use_cudnn): {use_cudnn}. ")
     helper = LayerHelper("conv2d", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     dtype = helper.input_dtype()
     groups = 1 if groups is None else int(groups)
-    weight, bias = _params(helper, wiring.conv2d_params(input.shape[1], num_filters, filter_size, groups,
+    attrs = wiring.conv2d_attrs(stride, padding, dilation, groups, use_cudnn, data_format)
+    channels = input.shape[3 if data_format == "NHWC" else 1]
+    weight, bias = _params(helper, wiring.conv2d_params(channels, num_filters, filter_size, groups,
                                                         helper.param_attr, helper.bias_attr), dtype)
-    return wiring.conv2d_ops(wiring.StaticEmit(helper, dtype), input, weight, bias,
-                             wiring.conv2d_attrs(stride, padding, dilation, groups, use_cudnn), act)
+    return wiring.conv2d_ops(wiring.StaticEmit(helper, dtype), input, weight, bias, attrs, act)
 
 
 def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
-           use_cudnn=True, ceil_mode=False, name=None, exclusive=True):
-    """Max or average pooling over NCHW input."""
+           use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW"):
+    """Max or average pooling over NCHW (or NHWC) input."""
+    check_variable_and_dtype(input, "input", _FLOAT, "pool2d")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
     attrs = wiring.pool2d_attrs(pool_size, pool_type, pool_stride, pool_padding, global_pooling, use_cudnn,
-                                ceil_mode, exclusive)
+                                ceil_mode, exclusive, data_format)
     helper = LayerHelper("pool2d", input=input, name=name)
     return wiring.StaticEmit(helper, helper.input_dtype()).op("pool2d", {"X": input}, attrs)
 
@@ -127,6 +135,7 @@ relu, sigmoid, tanh, square = (_unary_layer(t) for t in ("relu", "sigmoid", "tan
 
 def softmax(input, use_cudnn=False, name=None, axis=-1):
     """Softmax along ``axis``."""
+    check_variable_and_dtype(input, "input", _FLOAT, "softmax")
     helper = LayerHelper("softmax", input=input, name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(type="softmax", inputs={"X": [input]}, outputs={"Out": [out]},

@@ -103,14 +103,34 @@ def conv2d_params(channels, num_filters, filter_size, groups, param_attr, bias_a
             ParamSpec([num_filters], bias_attr, is_bias=True)]
 
 
-def conv2d_attrs(stride, padding, dilation, groups, use_cudnn):
-    return {"strides": pair(stride, "stride"), "paddings": pair(padding, "padding"),
-            "dilations": pair(dilation, "dilation"), "groups": groups, **known_attrs("conv2d", use_cudnn=use_cudnn)}
+def conv2d_attrs(stride, padding, dilation, groups, use_cudnn, data_format="NCHW"):
+    """fluid 1.8's padding forms: an int or pair, [top, bottom, left, right], the per-dimension pairs of the
+    data format ([[0, 0], [0, 0], [top, bottom], [left, right]] for NCHW) or 'SAME' / 'VALID'."""
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
+    algorithm = "EXPLICIT"
+    if isinstance(padding, str):
+        algorithm = padding.upper()
+        if algorithm not in ("SAME", "VALID"):
+            raise ValueError(f"Unknown padding: '{padding}'. It can only be 'SAME' or 'VALID'.")
+        paddings = [0, 0]
+    elif not isinstance(padding, int) and len(padding) == 4 and all(isinstance(p, (list, tuple)) for p in padding):
+        spatial = padding[2:] if data_format == "NCHW" else padding[1:3]
+        if any(list(p) != [0, 0] for p in (padding[:2] if data_format == "NCHW" else (padding[0], padding[3]))):
+            raise ValueError(f"conv2d: padding of the batch or channel dimension must be 0, got {padding}")
+        paddings = [int(v) for p in spatial for v in p]
+    elif not isinstance(padding, int) and len(padding) == 4:
+        paddings = [int(v) for v in padding]
+    else:
+        paddings = pair(padding, "padding")
+    return {"strides": pair(stride, "stride"), "paddings": paddings, "dilations": pair(dilation, "dilation"),
+            "groups": groups, "padding_algorithm": algorithm, "data_format": data_format,
+            **known_attrs("conv2d", use_cudnn=use_cudnn)}
 
 
 def conv2d_ops(emit, x, weight, bias, attrs, act):
     out = emit.op("conv2d", {"Input": x, "Filter": weight}, attrs, out="Output")
-    return emit.act(emit.bias(out, bias, 1), act)
+    return emit.act(emit.bias(out, bias, 3 if attrs.get("data_format") == "NHWC" else 1), act)
 
 
 # --- pool2d / Pool2D (no parameters: one pool2d op) ------------------------------------------------------

@@ -139,3 +139,48 @@ def test_adaptive_pool2d_layer_pools_uneven_windows_and_trains():
     assert np.allclose(g[:, 0, 0, 0], expected, rtol=1e-5)
     with pytest.raises(ValueError, match="Unknown pool_type: 'sum'"):
         fluid.layers.adaptive_pool2d(x, 2, "sum")
+
+
+def test_conv2d_and_pool2d_take_nhwc_input_and_fluid_1_8_padding_forms():
+    rng = np.random.RandomState(0)
+    x_nchw = rng.rand(2, 3, 7, 7).astype("float32")
+    results = {}
+    for fmt, padding in (("NCHW", 1), ("NHWC", 1), ("NCHW", [[0, 0], [0, 0], [1, 1], [1, 1]]), ("NCHW", "SAME"),
+                         ("NHWC", [1, 1, 1, 1])):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup), fluid.unique_name.guard():
+            shape = [None, 3, 7, 7] if fmt == "NCHW" else [None, 7, 7, 3]
+            x = fluid.data("x", shape)
+            y = fluid.layers.conv2d(x, 4, 3, padding=padding, data_format=fmt,
+                                    param_attr=fluid.initializer.Constant(0.1), bias_attr=fluid.initializer.Constant(0.5))
+            z = fluid.layers.pool2d(y, 2, "max", 2, data_format=fmt)
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(startup)
+        feed = x_nchw if fmt == "NCHW" else x_nchw.transpose(0, 2, 3, 1)
+        out = exe.run(main, feed={"x": feed}, fetch_list=[z])[0]
+        results[(fmt, str(padding))] = out if fmt == "NCHW" else out.transpose(0, 3, 1, 2)
+    first = results[("NCHW", "1")]
+    padded = np.pad(x_nchw, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = 0.1 * sum(padded[:, :, i:i + 7, j:j + 7].sum(axis=1) for i in range(3) for j in range(3)) + 0.5
+    expect = conv[:, :6, :6].reshape(2, 3, 2, 3, 2).max(axis=(2, 4))
+    np.testing.assert_allclose(first[:, 0], expect, rtol=1e-5)
+    for got in results.values():
+        np.testing.assert_allclose(got, first, rtol=1e-5)
+
+
+def test_conv2d_pool2d_softmax_refuse_integer_or_non_variable_input():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        ints = fluid.data("ints", [None, 3, 5, 5], "int32")
+        with pytest.raises(TypeError, match="The data type of 'input' in conv2d must be"):
+            fluid.layers.conv2d(ints, 1, 1)
+        with pytest.raises(TypeError, match="The type of 'input' in pool2d must be Variable"):
+            fluid.layers.pool2d(np.zeros((1, 3, 5, 5), "float32"), 2)
+        with pytest.raises(TypeError, match="softmax"):
+            fluid.layers.softmax(fluid.LoDTensor())
+        x = fluid.data("x", [None, 3, 5, 5])
+        with pytest.raises(ValueError, match="Attr\\(use_cudnn\\) should be True or False"):
+            fluid.layers.conv2d(x, 1, 1, use_cudnn=[0])
+        with pytest.raises(ValueError, match="It can only be 'SAME' or 'VALID'"):
+            fluid.layers.conv2d(x, 1, 1, padding="FULL")
+        with pytest.raises(ValueError, match="data_format"):
+            fluid.layers.pool2d(x, 2, data_format="NCWH")
