@@ -170,8 +170,11 @@ shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_ba
 contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
 match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.py 150, their layers 47) raise it by
 197, what they came to (28,472 before them): to 28,669.
+fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
+the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
+what they came to (28,050 before them): to 28,777 with the others above (28,669).
 rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
-before them): to 28,749.
+before them): to 28,857 with the 108 above.
 """
 import ast
 import io
@@ -182,7 +185,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_749
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_857
 
 
 def code_lines(path):
