@@ -49,9 +49,8 @@ NOT_SUPPORTED_YET = {
             TransformerDecoderLayer"""},
     "detection": {
         "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            generate_proposal_labels generate_proposals generate_mask_labels
-            retinanet_detection_output distribute_fpn_proposals
-            collect_fpn_proposals""",
+            generate_proposal_labels generate_mask_labels
+            retinanet_detection_output""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
