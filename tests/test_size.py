@@ -161,8 +161,10 @@ fluid.dygraph's Conv3D, Conv3DTranspose and SpectralNorm (dygraph/nn_3d.py over 
 by the dygraph helper and landed after the ops) raise it by 71, what they came to (27,794 before them): to 27,865.
 The intra-op pool on bare locks instead of concurrent.futures (ops/parallel.py: ResNet-20 and LeNet steps 3.5%
 faster) raises it by 35: to 27,900.
+fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (contrib/layers/rnn_impl.py) and
+StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
 Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
-collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198: to 28,098.
+collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198: to 28,248.
 """
 import ast
 import io
@@ -173,7 +175,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_098
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_248
 
 
 def code_lines(path):

@@ -53,6 +53,9 @@ MODULE_MAP = {
     "paddle.fluid.metrics": "minifluid.metrics",
     "paddle.fluid.contrib": "minifluid.contrib",
     "paddle.fluid.contrib.trainer": "minifluid.contrib.trainer",
+    "paddle.fluid.contrib.layers": "minifluid.contrib.layers",
+    "paddle.fluid.contrib.layers.nn": "minifluid.contrib.layers.nn",
+    "paddle.fluid.contrib.layers.rnn_impl": "minifluid.contrib.layers.rnn_impl",
     "paddle.fluid.contrib.inferencer": "minifluid.contrib.inferencer",
     "paddle.fluid.trainer": "minifluid.contrib.trainer",  # fluid 0.x-1.0's home of the book's Trainer
     "paddle.fluid.inferencer": "minifluid.contrib.inferencer",

@@ -14,7 +14,7 @@ from ..framework.variable import Variable, VarType
 from .activation import check_variable_and_dtype
 from .compare import less_than, logical_and, logical_not
 from .helper import LayerHelper
-from .manip import fill_constant_batch_size_like, increment
+from .manip import fill_constant_batch_size_like, increment, shape, slice
 from .tensor import assign, cast, fill_constant
 
 __all__ = ["IfElse", "StaticRNN", "Switch", "While", "array_length", "array_read", "array_write", "cond",
@@ -405,7 +405,8 @@ def in_parent_block(program):
 
 
 class StaticRNN:
-    """A recurrent network over sequences of one fixed length (inputs shaped [seq_len, batch, ...]).
+    """A recurrent network over sequences of one length (inputs shaped [seq_len, batch, ...]; a seq_len of -1
+    is read from the first step input at run time).
 
     Example::
 
@@ -465,7 +466,10 @@ class StaticRNN:
             array_write(new, i, array)
         body = program.current_block()
         program._rollback()
-        n = fill_constant([1], "int64", self.seq_len)
+        if self.seq_len >= 0:
+            n = fill_constant([1], "int64", self.seq_len)
+        else:  # the length is dimension 0 of the first step input, read at run time
+            n = cast(slice(shape(next(iter(self.inputs.values()))), axes=[0], starts=[0], ends=[1]), "int64")
         cond = less_than(i, n)
         body.append_op(type="less_than", inputs={"X": [i], "Y": [n]}, outputs={"Out": [cond]})
         While(cond)._finish(body, program.current_block())
@@ -481,11 +485,8 @@ class StaticRNN:
         self._assert_in_rnn_block_("step_input")
         _check_type(x, "x", Variable, "fluid.layers.StaticRNN.step_input")
         if self.seq_len is None:
-            if x.shape is None or x.shape[0] < 0:
-                raise ValueError(f"StaticRNN.step_input: the sequence length (dimension 0 of {x.name!r}, shape "
-                                 f"{x.shape}) must be known when the network is built")
-            self.seq_len = x.shape[0]
-        elif x.shape[0] != -1 and self.seq_len != x.shape[0]:
+            self.seq_len = x.shape[0]  # -1: the length is read from this input at run time
+        elif x.shape[0] != -1 and self.seq_len != -1 and self.seq_len != x.shape[0]:
             raise ValueError("Static RNN only take fix seq_len input")
         with self._in_parent():
             array = create_array(x.dtype)

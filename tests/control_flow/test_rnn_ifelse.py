@@ -75,6 +75,29 @@ def test_static_rnn_equals_the_unrolled_network():
     np.testing.assert_allclose(a[2][0], b[2][0], rtol=1e-12)
 
 
+def test_static_rnn_reads_an_unknown_sequence_length_at_run_time():
+    def net(steps):
+        def build():
+            x = fluid.data("x", [steps, -1, 3], "float64")
+            rnn = L.StaticRNN()
+            with rnn.step():
+                word = rnn.step_input(x)
+                prev = rnn.memory(shape=[-1, 3], batch_ref=word)
+                hidden = _fc(L.concat([word, prev], axis=1), "w")
+                rnn.update_memory(prev, hidden)
+                rnn.step_output(hidden)
+            out = rnn()
+            assert out.shape[0] == steps
+            return L.reduce_sum(L.square(out)), out
+        return build
+
+    for length in (2, 5):  # one program with seq_len -1 runs both lengths as the fixed-length programs do
+        feed = {"x": np.random.RandomState(length).uniform(-1, 1, (length, 2, 3))}
+        a, b = _run(net(-1), feed), _run(net(length), feed)
+        _assert_same(a, b)
+        assert a[2][0].shape == (length, 2, 3)
+
+
 def test_ifelse_routes_rows_and_its_gradients_equal_the_masked_computation():
     xs = np.random.RandomState(1).uniform(-1, 1, (5, 3))
 
