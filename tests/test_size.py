@@ -165,6 +165,8 @@ fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
 Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
 collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198: to 28,248.
+Their training targets (ops/detection_target.py: rpn_target_assign, retinanet_target_assign,
+generate_proposal_labels, with their layers) raise it by 253: to 28,501.
 """
 import ast
 import io
@@ -175,7 +177,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_248
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_501
 
 
 def code_lines(path):

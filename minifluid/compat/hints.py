@@ -48,9 +48,7 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
-        "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            generate_proposal_labels generate_mask_labels
-            retinanet_detection_output""",
+        "paddle.fluid.layers": "generate_mask_labels retinanet_detection_output",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",

@@ -1,10 +1,14 @@
-"""Faster R-CNN / Mask R-CNN / FPN layers (fluid 1.8's signatures, defaults and argument errors):
-generate_proposals, distribute_fpn_proposals, collect_fpn_proposals (ops in ops/detection_rpn.py)."""
+"""Faster R-CNN / Mask R-CNN / RetinaNet / FPN layers (fluid 1.8's signatures, defaults and argument errors):
+generate_proposals, distribute_fpn_proposals, collect_fpn_proposals (ops in ops/detection_rpn.py), rpn_target_assign,
+retinanet_target_assign, generate_proposal_labels (ops/detection_target.py)."""
 from .activation import check_variable_and_dtype
 from .creation import check_type
 from .helper import LayerHelper
+from .manip import gather
+from .tensor import reshape
 
-__all__ = ["collect_fpn_proposals", "distribute_fpn_proposals", "generate_proposals"]
+__all__ = ["collect_fpn_proposals", "distribute_fpn_proposals", "generate_proposal_labels", "generate_proposals",
+           "retinanet_target_assign", "rpn_target_assign"]
 
 _FLOATS = ("float32", "float64")
 
@@ -70,3 +74,83 @@ def collect_fpn_proposals(multi_rois, multi_scores, min_level, max_level, post_n
     helper.append_op(type="collect_fpn_proposals", inputs={"MultiLevelRois": rois, "MultiLevelScores": scores},
                      outputs={"FpnRois": [out]}, attrs={"post_nms_topN": post_nms_top_n})
     return out
+
+
+def _targets(op_type, inputs, attrs, anchor_dtype, extra=()):
+    helper = LayerHelper(op_type)
+    outs = _outputs(helper, ("int32", "int32", "int32", anchor_dtype, anchor_dtype) + extra)
+    slots = ("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight", "ForegroundNumber")
+    helper.append_op(type=op_type, inputs=inputs, outputs={s: [v] for s, v in zip(slots, outs)}, attrs=attrs)
+    return outs
+
+
+def rpn_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, is_crowd, im_info,
+                      rpn_batch_size_per_im=256, rpn_straddle_thresh=0.0, rpn_fg_fraction=0.5, rpn_positive_overlap=0.7,
+                      rpn_negative_overlap=0.3, use_random=True):
+    """RPN training examples per image: anchors ``anchor_box`` [M, 4] inside the image (by
+    ``rpn_straddle_thresh``) that best match a ground truth ``gt_boxes`` (LoD per image; crowd boxes skipped) or
+    overlap one by ``rpn_positive_overlap`` are foreground, those under ``rpn_negative_overlap`` background,
+    ``rpn_batch_size_per_im`` examples of which at most ``rpn_fg_fraction`` foreground (a random subset with
+    ``use_random``, from the program's seed). Returns (the sampled logits of ``cls_logits``, the regressed rows of
+    ``bbox_pred``, target labels [S, 1] int32, target deltas [F, 4], their inside weights [F, 4])."""
+    for name, value in (("bbox_pred", bbox_pred), ("cls_logits", cls_logits), ("anchor_box", anchor_box),
+                        ("anchor_var", anchor_var), ("gt_boxes", gt_boxes), ("im_info", im_info)):
+        check_variable_and_dtype(value, name, _FLOATS, "rpn_target_assign")
+    check_variable_and_dtype(is_crowd, "is_crowd", ("int32",), "rpn_target_assign")
+    loc, score, label, bbox, weight = _targets(
+        "rpn_target_assign", {"Anchor": [anchor_box], "GtBoxes": [gt_boxes], "IsCrowd": [is_crowd],
+                              "ImInfo": [im_info]},
+        {"rpn_batch_size_per_im": rpn_batch_size_per_im, "rpn_straddle_thresh": rpn_straddle_thresh,
+         "rpn_positive_overlap": rpn_positive_overlap, "rpn_negative_overlap": rpn_negative_overlap,
+         "rpn_fg_fraction": rpn_fg_fraction, "use_random": use_random}, anchor_box.dtype)
+    logits = gather(reshape(cls_logits, shape=(-1, 1)), score)
+    deltas = gather(reshape(bbox_pred, shape=(-1, 4)), loc)
+    return logits, deltas, label, bbox, weight
+
+
+def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, gt_labels, is_crowd, im_info,
+                            num_classes=1, positive_overlap=0.5, negative_overlap=0.4):
+    """RetinaNet's targets: every anchor that best matches a ground truth or overlaps one by ``positive_overlap``
+    is foreground with its ground truth's class (``gt_labels``), those under ``negative_overlap`` background (no
+    sampling). Returns (the scored rows of ``cls_logits`` [S, num_classes], the regressed rows of ``bbox_pred``,
+    target labels [S, 1], target deltas [F, 4], inside weights [F, 4], foreground count + 1 per image [N, 1])."""
+    for name, value in (("bbox_pred", bbox_pred), ("cls_logits", cls_logits), ("anchor_box", anchor_box),
+                        ("anchor_var", anchor_var), ("gt_boxes", gt_boxes), ("im_info", im_info)):
+        check_variable_and_dtype(value, name, _FLOATS, "retinanet_target_assign")
+    check_variable_and_dtype(gt_labels, "gt_labels", ("int32",), "retinanet_target_assign")
+    check_variable_and_dtype(is_crowd, "is_crowd", ("int32",), "retinanet_target_assign")
+    loc, score, label, bbox, weight, fg_num = _targets(
+        "retinanet_target_assign", {"Anchor": [anchor_box], "GtBoxes": [gt_boxes], "GtLabels": [gt_labels],
+                                    "IsCrowd": [is_crowd], "ImInfo": [im_info]},
+        {"positive_overlap": positive_overlap, "negative_overlap": negative_overlap}, anchor_box.dtype, ("int32",))
+    logits = gather(reshape(cls_logits, shape=(-1, num_classes)), score)
+    deltas = gather(reshape(bbox_pred, shape=(-1, 4)), loc)
+    return logits, deltas, label, bbox, weight, fg_num
+
+
+def generate_proposal_labels(rpn_rois, gt_classes, is_crowd, gt_boxes, im_info, batch_size_per_im=256,
+                             fg_fraction=0.25, fg_thresh=0.25, bg_thresh_hi=0.5, bg_thresh_lo=0.0,
+                             bbox_reg_weights=[0.1, 0.1, 0.2, 0.2], class_nums=None, use_random=True,
+                             is_cls_agnostic=False, is_cascade_rcnn=False):
+    """Fast R-CNN's RoI examples per image: the ground truth and ``rpn_rois`` (LoD per image, at the input scale
+    ``im_info[:, 2]``) with IoU >= ``fg_thresh`` to a ground truth are foreground (its class), those in
+    [``bg_thresh_lo``, ``bg_thresh_hi``) background; ``batch_size_per_im`` of them, at most ``fg_fraction``
+    foreground (random subsets with ``use_random``). Returns (rois, labels [R, 1] int32, bbox_targets,
+    bbox_inside_weights, bbox_outside_weights [R, 4 * class_nums], the deltas in the label's 4 columns)."""
+    check_variable_and_dtype(rpn_rois, "rpn_rois", _FLOATS, "generate_proposal_labels")
+    check_variable_and_dtype(gt_classes, "gt_classes", ("int32",), "generate_proposal_labels")
+    check_variable_and_dtype(is_crowd, "is_crowd", ("int32",), "generate_proposal_labels")
+    helper = LayerHelper("generate_proposal_labels")
+    dtype = rpn_rois.dtype
+    outs = _outputs(helper, (dtype, gt_classes.dtype, dtype, dtype, dtype), lod_level=1)
+    slots = ("Rois", "LabelsInt32", "BboxTargets", "BboxInsideWeights", "BboxOutsideWeights")
+    helper.append_op(type="generate_proposal_labels",
+                     inputs={"RpnRois": [rpn_rois], "GtClasses": [gt_classes], "IsCrowd": [is_crowd],
+                             "GtBoxes": [gt_boxes], "ImInfo": [im_info]},
+                     outputs={s: [v] for s, v in zip(slots, outs)},
+                     attrs={"batch_size_per_im": batch_size_per_im, "fg_fraction": fg_fraction,
+                            "fg_thresh": fg_thresh, "bg_thresh_hi": bg_thresh_hi, "bg_thresh_lo": bg_thresh_lo,
+                            "bbox_reg_weights": [float(w) for w in bbox_reg_weights], "class_nums": class_nums or 0,
+                            "use_random": use_random, "is_cls_agnostic": is_cls_agnostic,
+                            "is_cascade_rcnn": is_cascade_rcnn})
+    return tuple(outs)
