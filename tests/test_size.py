@@ -167,6 +167,9 @@ Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribu
 collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198: to 28,248.
 Their training targets (ops/detection_target.py: rpn_target_assign, retinanet_target_assign,
 generate_proposal_labels, with their layers) raise it by 253: to 28,501.
+retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once), detection_map and
+fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py, layers/detection_eval.py)
+raise it by 427: to 28,928.
 """
 import ast
 import io
@@ -177,7 +180,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_501
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_928
 
 
 def code_lines(path):

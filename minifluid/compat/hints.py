@@ -48,7 +48,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
-        "paddle.fluid.layers": "generate_mask_labels retinanet_detection_output",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",

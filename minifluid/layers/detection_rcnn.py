@@ -1,14 +1,15 @@
 """Faster R-CNN / Mask R-CNN / RetinaNet / FPN layers (fluid 1.8's signatures, defaults and argument errors):
 generate_proposals, distribute_fpn_proposals, collect_fpn_proposals (ops in ops/detection_rpn.py), rpn_target_assign,
-retinanet_target_assign, generate_proposal_labels (ops/detection_target.py)."""
+retinanet_target_assign, generate_proposal_labels (ops/detection_target.py), retinanet_detection_output
+(ops/detection_retina.py) and generate_mask_labels (ops/detection_mask.py)."""
 from .activation import check_variable_and_dtype
 from .creation import check_type
 from .helper import LayerHelper
 from .manip import gather
 from .tensor import reshape
 
-__all__ = ["collect_fpn_proposals", "distribute_fpn_proposals", "generate_proposal_labels", "generate_proposals",
-           "retinanet_target_assign", "rpn_target_assign"]
+__all__ = ["collect_fpn_proposals", "distribute_fpn_proposals", "generate_mask_labels", "generate_proposal_labels",
+           "generate_proposals", "retinanet_detection_output", "retinanet_target_assign", "rpn_target_assign"]
 
 _FLOATS = ("float32", "float64")
 
@@ -153,4 +154,47 @@ def generate_proposal_labels(rpn_rois, gt_classes, is_crowd, gt_boxes, im_info, 
                             "bbox_reg_weights": [float(w) for w in bbox_reg_weights], "class_nums": class_nums or 0,
                             "use_random": use_random, "is_cls_agnostic": is_cls_agnostic,
                             "is_cascade_rcnn": is_cascade_rcnn})
+    return tuple(outs)
+
+
+def retinanet_detection_output(bboxes, scores, anchors, im_info, score_threshold=0.05, nms_top_k=1000, keep_top_k=100,
+                               nms_threshold=0.3, nms_eta=1.0):
+    """RetinaNet's detections from every FPN level's ``bboxes`` [N, M_l, 4] deltas, ``scores`` [N, M_l, C] and
+    ``anchors`` [M_l, 4] (lists, one entry per level): each level's ``nms_top_k`` best (anchor, class) scores above
+    ``score_threshold`` (the last level: above 0), decoded and clipped to the original image (``im_info``), greedy
+    NMS per class and the best ``keep_top_k`` per image. Returns [D, 6] rows [label, score, xmin, ymin, xmax,
+    ymax] (labels from 1), LoD per image. fluid 1.8 always ran the NMS with eta 1 (``nms_eta`` is kept as then)."""
+    check_type(bboxes, "bboxes", (list,), "retinanet_detection_output")
+    for i, bbox in enumerate(bboxes):
+        check_variable_and_dtype(bbox, f"bbox{i}", _FLOATS, "retinanet_detection_output")
+    check_type(scores, "scores", (list,), "retinanet_detection_output")
+    for i, score in enumerate(scores):
+        check_variable_and_dtype(score, f"score{i}", _FLOATS, "retinanet_detection_output")
+    check_type(anchors, "anchors", (list,), "retinanet_detection_output")
+    for i, anchor in enumerate(anchors):
+        check_variable_and_dtype(anchor, f"anchor{i}", _FLOATS, "retinanet_detection_output")
+    check_variable_and_dtype(im_info, "im_info", _FLOATS, "retinanet_detection_output")
+    helper = LayerHelper("retinanet_detection_output")
+    (out,) = _outputs(helper, (scores[0].dtype,), lod_level=1)
+    helper.append_op(type="retinanet_detection_output",
+                     inputs={"BBoxes": bboxes, "Scores": scores, "Anchors": anchors, "ImInfo": [im_info]},
+                     outputs={"Out": [out]},
+                     attrs={"score_threshold": score_threshold, "nms_top_k": nms_top_k, "nms_threshold": nms_threshold,
+                            "keep_top_k": keep_top_k, "nms_eta": 1.0})
+    return out
+
+
+def generate_mask_labels(im_info, gt_classes, is_crowd, gt_segms, rois, labels_int32, num_classes, resolution):
+    """Mask R-CNN's mask targets: each foreground RoI of ``rois`` (``labels_int32`` > 0, LoD per image) gets the
+    polygons of the ground truth (``gt_segms``: (x, y) points with a 3-level LoD image -> object -> polygon ->
+    points) whose box overlaps it most, rasterised into ``resolution`` x ``resolution`` over the RoI. Returns
+    (mask_rois [R, 4], roi_has_mask_int32 [R, 1]: each RoI's row in its image, mask_int32 [R, num_classes *
+    resolution ** 2]: the mask in its class's columns, -1 elsewhere)."""
+    helper = LayerHelper("generate_mask_labels")
+    outs = _outputs(helper, (rois.dtype, gt_classes.dtype, gt_classes.dtype), lod_level=1)
+    helper.append_op(type="generate_mask_labels",
+                     inputs={"ImInfo": [im_info], "GtClasses": [gt_classes], "IsCrowd": [is_crowd],
+                             "GtSegms": [gt_segms], "Rois": [rois], "LabelsInt32": [labels_int32]},
+                     outputs={"MaskRois": [outs[0]], "RoiHasMaskInt32": [outs[1]], "MaskInt32": [outs[2]]},
+                     attrs={"num_classes": num_classes, "resolution": resolution})
     return tuple(outs)
