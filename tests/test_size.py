@@ -163,13 +163,14 @@ The intra-op pool on bare locks instead of concurrent.futures (ops/parallel.py: 
 faster) raises it by 35: to 27,900.
 fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (contrib/layers/rnn_impl.py) and
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
+RecomputeOptimizer with append_backward's checkpoints (backward_recompute.py 122, optimizer/recompute.py 43, the
+seed op and the walk's hook) raises it by 171, what it came to (28,050 before it): to 28,221.
 Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
-collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198: to 28,248.
-Their training targets (ops/detection_target.py: rpn_target_assign, retinanet_target_assign,
-generate_proposal_labels, with their layers) raise it by 253: to 28,501.
-retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once), detection_map and
-fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py, layers/detection_eval.py)
-raise it by 427: to 28,928.
+collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198, their training targets
+(ops/detection_target.py: rpn_target_assign, retinanet_target_assign, generate_proposal_labels, with their layers)
+by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once),
+detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
+layers/detection_eval.py) by 427, what they came to (28,221 before them): to 29,099.
 """
 import ast
 import io
@@ -180,7 +181,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_928
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_099
 
 
 def code_lines(path):
