@@ -171,6 +171,7 @@ collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198, th
 by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once),
 detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
 layers/detection_eval.py) by 427, what they came to (28,221 before them): to 29,099.
+fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,134.
 """
 import ast
 import io
@@ -181,7 +182,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_099
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_134
 
 
 def code_lines(path):

@@ -123,7 +123,6 @@ NOT_SUPPORTED_YET = {
     "model export and serialization (paddle 2.x)": {
         "paddle.static": """serialize_program deserialize_program serialize_persistables deserialize_persistables
             save_to_file load_from_file""",
-        "paddle.fluid.layers": "load",
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
     "custom ops": {"paddle.fluid": "load_op_library"},
