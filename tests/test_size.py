@@ -165,13 +165,18 @@ fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
 RecomputeOptimizer with append_backward's checkpoints (backward_recompute.py 122, optimizer/recompute.py 43, the
 seed op and the walk's hook) raises it by 171, what it came to (28,050 before it): to 28,221.
+fluid.contrib.layers' fused_elemwise_activation, fused_embedding_seq_pool, partial_concat / partial_sum and
+shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_batch.py with their layers in
+contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
+match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.py 150, their layers 47) raise it by
+197, what they came to (28,472 before them): to 28,669.
 Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
 collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198, their training targets
 (ops/detection_target.py: rpn_target_assign, retinanet_target_assign, generate_proposal_labels, with their layers)
 by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once),
 detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
-layers/detection_eval.py) by 427, what they came to (28,221 before them): to 29,099.
-fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,134.
+layers/detection_eval.py) by 427, what they came to (28,669 before them): to 29,547.
+fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,582.
 """
 import ast
 import io
@@ -182,7 +187,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_134
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_582
 
 
 def code_lines(path):
