@@ -141,13 +141,13 @@ def _topk_ref(rows, cols, channels, topks):
     return ref
 
 
-for _rows, _cols, _ch, _topks in (([2, 3], [4, 2], 2, [1, 3]), ([1, 2], [5, 3], 3, [2, 4, 6])):
-    _n = [_ch * r * c for r, c in zip(_rows, _cols)]
+for _rows, _widths, _ch, _topks in (([2, 3], [4, 2], 2, [1, 3]), ([1, 2], [5, 3], 3, [2, 4, 6])):
+    _n = [_ch * r * c for r, c in zip(_rows, _widths)]
     case("sequence_topk_avg_pooling", f"c{_ch}-k{_topks[-1]}",
          inputs={"X": LoDTensor(rng.permutation(sum(_n)).reshape(-1, 1) * 0.1, [_n]),
                  "ROW": LoDTensor(np.zeros((sum(_rows), 1)), [_rows]),
-                 "COLUMN": LoDTensor(np.zeros((sum(_cols), 1)), [_cols])},
-         attrs={"topks": _topks, "channel_num": _ch}, reference=_topk_ref(_rows, _cols, _ch, _topks),
+                 "COLUMN": LoDTensor(np.zeros((sum(_widths), 1)), [_widths])},
+         attrs={"topks": _topks, "channel_num": _ch}, reference=_topk_ref(_rows, _widths, _ch, _topks),
          outputs=["Out", "pos"], grad_outputs=["Out"], output_lods={"Out": [_rows]})
 
 
@@ -174,14 +174,14 @@ def _var_conv_ref(rows, cols, c_in, kh, kw, sh, sw):
     return ref
 
 
-for _rows, _cols, _cin, _cout, _k, _s in (([3, 5], [4, 2], 2, 3, (3, 3), (1, 1)),
+for _rows, _widths, _cin, _cout, _k, _s in (([3, 5], [4, 2], 2, 3, (3, 3), (1, 1)),
                                           ([4, 1], [5, 3], 1, 2, (2, 3), (2, 1))):
-    _n = [_cin * r * c for r, c in zip(_rows, _cols)]
+    _n = [_cin * r * c for r, c in zip(_rows, _widths)]
     case("var_conv_2d", f"k{_k[0]}{_k[1]}-s{_s[0]}{_s[1]}",
          inputs={"X": LoDTensor(rng.standard_normal((sum(_n), 1)), [_n]),
                  "ROW": LoDTensor(np.zeros((sum(_rows), 1)), [_rows]),
-                 "COLUMN": LoDTensor(np.zeros((sum(_cols), 1)), [_cols]),
+                 "COLUMN": LoDTensor(np.zeros((sum(_widths), 1)), [_widths]),
                  "W": rng.standard_normal((_cout, _cin * _k[0] * _k[1]))},
          attrs={"InputChannel": _cin, "OutputChannel": _cout, "KernelH": _k[0], "KernelW": _k[1],
                 "StrideH": _s[0], "StrideW": _s[1]},
-         reference=_var_conv_ref(_rows, _cols, _cin, _k[0], _k[1], _s[0], _s[1]), grad_outputs=["Out"])
+         reference=_var_conv_ref(_rows, _widths, _cin, _k[0], _k[1], _s[0], _s[1]), grad_outputs=["Out"])
