@@ -185,6 +185,8 @@ layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,
 fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
 rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
 before them): to 30,009 with the others above (29,929).
+conv2d / pool2d's data_format and conv2d's padding forms, with fluid's input checks on conv2d, pool2d and
+softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,036.
 """
 import ast
 import io
@@ -195,7 +197,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_009
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_036
 
 
 def code_lines(path):
