@@ -173,6 +173,8 @@ match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.p
 fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
 the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
 what they came to (28,050 before them): to 28,777 with the others above (28,669).
+Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
+test_static_save_load) raise it by 37: to 28,814.
 """
 import ast
 import io
@@ -183,7 +185,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_777
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_814
 
 
 def code_lines(path):
