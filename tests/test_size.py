@@ -173,8 +173,12 @@ match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.p
 fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
 the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
 what they came to (28,050 before them): to 28,777 with the others above (28,669).
+The op-test harness's API (fluid.op's Operator, framework/op_proto.py's OpProtoHolder, core.get_grad_op_desc and
+friends, Blocks that run their ops in dygraph mode, LoDTensor element access) raises it by 239 (247, less the 8 of
+the Tensor.value() it replaces), what it came to (28,777 before it): to 29,016.
 Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
-test_static_save_load) raise it by 37: to 28,814.
+test_static_save_load) raise it by 37: to 29,053 with the op-test harness's 239
+(29,016).
 """
 import ast
 import io
@@ -185,7 +189,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_814
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_053
 
 
 def code_lines(path):
