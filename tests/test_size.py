@@ -176,9 +176,17 @@ what they came to (28,050 before them): to 28,777 with the others above (28,669)
 The op-test harness's API (fluid.op's Operator, framework/op_proto.py's OpProtoHolder, core.get_grad_op_desc and
 friends, Blocks that run their ops in dygraph mode, LoDTensor element access) raises it by 239 (247, less the 8 of
 the Tensor.value() it replaces), what it came to (28,777 before it): to 29,016.
+Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
+collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198, their training targets
+(ops/detection_target.py: rpn_target_assign, retinanet_target_assign, generate_proposal_labels, with their layers)
+by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once),
+detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
+layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,894.
+fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
+rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
+before them): to 30,009 with the others above (29,929).
 Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
-test_static_save_load) raise it by 37: to 29,053 with the op-test harness's 239
-(29,016).
+test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
 """
 import ast
 import io
@@ -189,7 +197,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_053
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_046
 
 
 def code_lines(path):
