@@ -184,8 +184,10 @@ detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection
 layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,894.
 fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
 rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
-before them): to 30,009 with the others above (29,929); the text-matching ops' compile-time lod_level rules by 2,
-to 30,011.
+before them): to 30,009 with the others above (29,929).
+Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
+test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
+The text-matching ops' compile-time lod_level rules (share_lod) raise it by 2: to 30,048.
 """
 import ast
 import io
@@ -196,7 +198,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_011
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_048
 
 
 def code_lines(path):
