@@ -187,6 +187,8 @@ rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it b
 before them): to 30,009 with the others above (29,929).
 Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
 test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
+test_layers' TestBook: batch_norm / inplace_abn / scale reading a Variable momentum or scale at run time,
+framework._dygraph_place_guard and bpr_loss over [..., D] raise it by 26: to 30,072.
 """
 import ast
 import io
@@ -197,7 +199,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_046
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_072
 
 
 def code_lines(path):
