@@ -163,13 +163,13 @@ def _scale_factor(attrs, scale_t):
 @register_op("scale", inputs=("X", "ScaleTensor"), outputs=("Out",), optional=("ScaleTensor",),
              no_grad_inputs=("ScaleTensor",), attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
              infer_shape=same_as(0), share_lod={"Out": "X"})
-def _scale_forward(attrs, x, scale_t):
+def _scale_forward(attrs, x, scale_t=None):
     s, b = _scale_factor(attrs, scale_t), attrs["bias"]
     out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
     return out.astype(x.dtype, copy=False)
 
 
-@register_grad("scale", reads=("ScaleTensor",))
+@register_grad("scale")
 def _scale_backward(attrs, ins, outs, douts, need):
     return (douts[0] * _scale_factor(attrs, ins[1])).astype(douts[0].dtype, copy=False), None
 
