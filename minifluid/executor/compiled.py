@@ -16,6 +16,7 @@ rate, say) is copied to every place. The non-persistable variables must give equ
 and the persistable ones as many or more: a feed whose rows would go unused is a ValueError, never a
 silent drop.
 """
+import weakref
 from collections import ChainMap
 
 import numpy as np
@@ -27,7 +28,7 @@ from ..ops.registry import OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from . import timing as _timing
 from .context import Frame
-from .executor import _fetch_value, compile_ops, resolve_feeds_and_fetches
+from .executor import _fetch_value, compile_ops, declare, persistable_names, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
@@ -64,7 +65,7 @@ _DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
-    __slots__ = ("feeds", "compute", "optimize", "grads", "fetches", "reader")
+    __slots__ = ("feeds", "compute", "optimize", "grads", "fetches", "reader", "persistables", "declared_in")
 
 
 def _is_optimize(op):
@@ -83,6 +84,7 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
     plan.optimize = compile_ops(optimize_ops, lod_names=())
     plan.fetches = fetch_list_names
+    plan.persistables, plan.declared_in = persistable_names(block), weakref.WeakSet()
     read_ops = [op for op in block.ops if op.type == "read"]
     plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None
     return plan
@@ -178,6 +180,9 @@ class CompiledProgram:
         else:
             per_place = self._split(feed, num_places)
             plan = self._plan(tuple(per_place[0]) if per_place else (), fetches)
+        if scope not in plan.declared_in:  # as a Program's run does (executor.py persistable_names)
+            declare(plan.persistables, scope)
+            plan.declared_in.add(scope)
         staged = None
         if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
             staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])

@@ -1,5 +1,5 @@
 """Operator: an op type, its input/output slots (slot -> variable names) and attributes."""
-from ..ops.registry import COMMON_ATTRS, get_op_spec
+from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec
 from .scopes import current_device, current_name_scope
 
 __all__ = ["Operator"]
@@ -75,6 +75,13 @@ class Operator:
 
     def has_attr(self, name):
         return name in self.attrs
+
+    def _is_optimize_op(self):
+        """Whether the op updates parameters (its op_role has the Optimize bit)."""
+        return bool(int(self.attr("op_role")) & OpRole.Optimize)
+
+    def _is_backward_op(self):
+        return bool(int(self.attr("op_role")) & OpRole.Backward)
 
     def all_attrs(self):
         return dict(self.attrs)

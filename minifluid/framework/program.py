@@ -136,18 +136,24 @@ class Program:
         return p
 
     def _prune_with_input(self, feeded_var_names, targets):
-        """A copy keeping only the ops ``targets`` (Variables, names or Operators) need, stopping at the
-        fed variables (whose producing ops go too); ``_prune(targets)`` prunes with nothing fed."""
+        """A copy keeping only the ops ``targets`` (Variables, names or Operators of the global block) need,
+        stopping at the fed variables (whose producing ops go too); ``_prune(targets)`` prunes with nothing
+        fed. An optimizer op stays only as a target (``graph.ops_needed_for``)."""
         feeded_var_names = feeded_var_names if isinstance(feeded_var_names, list) else [feeded_var_names]
         targets = targets if isinstance(targets, list) else [targets]
         for name in feeded_var_names:
             if not isinstance(name, str):
                 raise ValueError("All feeded_var_names of Program._prune_with_input() can only be str, but "
                                  f"received {type(name)}.")
-        needed = set()
+        needed, target_ops = set(), []
+        global_ops = self.global_block().ops
         for t in targets:
             if isinstance(t, Operator):
-                needed.update(t.output_arg_names)
+                index = next((i for i, op in enumerate(global_ops) if op is t), None)
+                if index is None:
+                    raise ValueError(f"The target operator {t.type!r} of Program._prune_with_input() is not an "
+                                     "operator of this program's global block")
+                target_ops.append(index)
             elif isinstance(t, (Variable, str)):
                 needed.add(t if isinstance(t, str) else t.name)
             else:
@@ -157,8 +163,8 @@ class Program:
         fed = set(feeded_var_names)
         pruned = self.clone()
         block = pruned.global_block()
-        block.ops = [block.ops[i] for i in graph.ops_needed_for(block, needed, fed)]
-        used = needed | fed | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+        block.ops = [block.ops[i] for i in graph.ops_needed_for(block, needed, fed, target_ops)]
+        used = needed | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
         for name in [n for n in block.vars if n not in used]:
             del block.vars[name]
         pruned._bump_version()
