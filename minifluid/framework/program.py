@@ -102,17 +102,25 @@ class Program:
     def clone(self, for_test=False):
         """Deep copy. ``for_test=True`` sets ``is_test`` where an op has it and drops the backward,
         optimizer and learning-rate-schedule ops (as fluid's prune_backward does), keeping forward
-        and read ops: running the test program does not advance the schedule's step counter."""
+        and read ops: running the test program does not advance the schedule's step counter. When ops
+        went, so do the variables no remaining op names (gradients, accumulators, the learning rate), so
+        a test clone taken after ``minimize`` equals one taken before it."""
         p = copy.deepcopy(self)
         if for_test:
             p._is_test = True
+            dropped = False
             for block in p.blocks:
-                block.ops = [op for op in block.ops
-                             if not int(op.attrs.get("op_role", 0))
-                             & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched)]
+                kept = [op for op in block.ops
+                        if not int(op.attrs.get("op_role", 0)) & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched)]
+                dropped |= len(kept) < len(block.ops)
+                block.ops = kept
                 for op in block.ops:
                     if "is_test" in get_op_spec(op.type).attrs:
                         op.attrs["is_test"] = True
+            if dropped:  # as fluid's prune_backward: only the variables the remaining ops name stay
+                named = {n for block in p.blocks for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+                for block in p.blocks:
+                    block.vars = {name: var for name, var in block.vars.items() if name in named}
         p._version = 0
         return p
 

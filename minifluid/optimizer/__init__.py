@@ -5,6 +5,7 @@ from . import average, base, more
 from .average import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .more import *  # noqa: F401,F403
+from ..regularizer import append_regularization_ops  # noqa: F401  (fluid.optimizer imports it too)
 
 __all__ = ["Adadelta", "AdadeltaOptimizer", "Adagrad", "AdagradOptimizer", "Adam", "AdamOptimizer", "Adamax",
            "AdamaxOptimizer", "DecayedAdagrad", "DecayedAdagradOptimizer", "Dpsgd", "DpsgdOptimizer",
