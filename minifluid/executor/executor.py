@@ -90,7 +90,7 @@ def _missing_input_error(op, env, names):
 def _kernel_failed(op, env, names, e):
     """In a step's ``except``: the clear error for inputs that have no value, or None once ``e`` is
     annotated with the op (the step then re-raises ``e``)."""
-    if isinstance(e, (KeyError, TypeError)) and any(n not in env or env[n] is None for n in names):
+    if isinstance(e, (KeyError, TypeError, AttributeError)) and any(n not in env or env[n] is None for n in names):
         return _missing_input_error(op, env, names)
     if not isinstance(e, FEEDING_ERRORS):
         e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
