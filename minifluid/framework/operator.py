@@ -127,6 +127,11 @@ class _OpDescView:
     def attr_names(self):
         return list(self._op.attrs)
 
+    def attr_type(self, name):
+        """The attribute's fluid AttrType (BOOLEAN, INT, FLOAT, ...: the number a program file stores)."""
+        from .program_desc import attr_type  # noqa: PLC0415 - program_desc imports this module
+        return attr_type(self._op, name)
+
     def _set_attr(self, name, value):
         self._op._set_attr(name, value)
 

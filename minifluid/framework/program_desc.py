@@ -116,6 +116,17 @@ def _op_to_desc(op, desc):
         _fill_attr(desc.attrs.add(name=name), op, name, value, defaults.get(name))
 
 
+def attr_type(op, name):
+    """The AttrType a program file gives attribute ``name`` of ``op`` (fluid's ``OpDesc.attr_type``)."""
+    defaults = dict(COMMON_ATTRS)
+    spec = registered_ops().get(op.type)
+    if spec is not None:
+        defaults.update(spec.attrs)
+    attr = pb.OpDesc.Attr(name=name)
+    _fill_attr(attr, op, name, op.attr(name), defaults.get(name))
+    return attr.type
+
+
 def program_to_desc(program):
     """The ProgramDesc message of ``program``."""
     desc = pb.ProgramDesc()
@@ -267,6 +278,10 @@ class ProgramDescView:
     def num_blocks(self):
         return self._program.num_blocks
 
+    def block(self, index):
+        """fluid's BlockDesc binding over block ``index``: ``op(i)`` / ``op_size()`` / ``has_var(name)``."""
+        return _BlockDescView(self._program.block(index))
+
     def get_feed_target_names(self):
         return feed_target_names(self._program)
 
@@ -278,3 +293,27 @@ class ProgramDescView:
 
     def _set_version(self, version=PROGRAM_VERSION):
         """Programs are always written with fluid 1.x's version number."""
+
+
+class _BlockDescView:
+    """``program.desc.block(i)``: the BlockDesc accessors legacy code calls, over one Block."""
+
+    def __init__(self, block):
+        self._block = block
+
+    def op(self, index):
+        return self._block.ops[index].desc
+
+    def op_size(self):
+        return len(self._block.ops)
+
+    def has_var(self, name):
+        return self._block.has_var(name)
+
+    @property
+    def id(self):
+        return self._block.idx
+
+    @property
+    def parent(self):
+        return self._block.parent_idx

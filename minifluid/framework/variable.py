@@ -143,8 +143,15 @@ class Parameter(Variable):
 
     def __init__(self, block, name, shape, dtype="float32", trainable=True, optimize_attr=None,
                  regularizer=None, gradient_clip_attr=None, do_model_average=None, **kwargs):
-        if shape is None or any(d < 0 for d in shape):
-            raise ValueError(f"Parameter {name!r} needs a fully known shape, got {shape}")
+        if shape is None:
+            raise ValueError(f"The shape of Parameter should not be None (Parameter {name!r})")
+        if dtype is None:
+            raise ValueError(f"The dtype of Parameter should not be None (Parameter {name!r})")
+        if len(shape) == 0:
+            raise ValueError(f"The dimensions of shape for Parameter must be greater than 0 (Parameter {name!r})")
+        if any(d < 0 for d in shape):
+            raise ValueError(f"Each dimension of shape for Parameter must be greater than 0, but received "
+                             f"{list(shape)} (Parameter {name!r})")
         kwargs.setdefault("persistable", True)
         super().__init__(block, name, shape, dtype, **kwargs)
         self.trainable = trainable

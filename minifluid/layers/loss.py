@@ -50,6 +50,8 @@ def cross_entropy(input, label, soft_label=False, ignore_index=_IGNORE_INDEX):
 
 def square_error_cost(input, label):
     """Elementwise ``(input - label) ** 2``."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "square_error_cost")
+    check_variable_and_dtype(label, "label", ("float32", "float64"), "square_error_cost")
     helper = LayerHelper("square_error_cost", input=input)
     diff = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(type="elementwise_sub", inputs={"X": [input], "Y": [label]}, outputs={"Out": [diff]})
