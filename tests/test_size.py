@@ -170,8 +170,9 @@ shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_ba
 contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
 Paddle's own Program / backward / optimizer tests (executor/prune.py: Executor.run(use_prune) and optimizer ops in
 fetch_list; backward_paths.py: fluid's backward analysis helpers and argument checks; initializers prepending with
-the float16 cast; need_clip; test clones without the training variables; Variable's fluid surface) raise it by 305,
-what they came to (28,472 before them): to 28,777.
+the float16 cast; need_clip; test clones without the training variables; Variable's, LoDTensor's, Scope's and
+program.desc's fluid surface; fed learning rates under data parallelism) raise it by 394, what they came to (28,472
+before them): to 28,866.
 """
 import ast
 import io
@@ -182,7 +183,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_777
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_866
 
 
 def code_lines(path):
