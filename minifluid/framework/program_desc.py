@@ -100,6 +100,15 @@ def _var_to_desc(var, desc):
         desc.stop_gradient = True
 
 
+def var_debug_string(var):
+    """``var``'s VarDesc in protobuf text format, as fluid prints a Variable."""
+    from google.protobuf import text_format  # noqa: PLC0415 - only when a variable is printed
+    desc = pb.VarDesc()
+    _var_to_desc(var, desc)
+    desc.persistable = bool(var.persistable)  # fluid's VarDesc always states it
+    return text_format.MessageToString(desc)
+
+
 def _op_to_desc(op, desc):
     desc.type = op.type
     for slots, target in ((op.inputs, desc.inputs), (op.outputs, desc.outputs)):

@@ -117,6 +117,20 @@ class Variable:
         raise TypeError(f"Variable {self.name!r} is symbolic: use .shape")
 
     def to_string(self, throw_on_error=False, with_details=False):
+        """fluid's text of a variable: its VarDesc in protobuf text format (``name: "x"``, ``type {...}``),
+        then with ``with_details`` one ``field: value`` line per extra field (error_clip, stop_gradient; a
+        Parameter's trainable, optimize_attr ...)."""
+        from .program_desc import var_debug_string  # noqa: PLC0415 - program_desc imports this module
+        text = var_debug_string(self)
+        if with_details:
+            text += "".join(f"{name}: {getattr(self, name)}\n" for name in self._DETAILS)
+        return text
+
+    def __str__(self):
+        return self.to_string(True)
+
+    def _summary(self, with_details=False):
+        """One line for a Program's text: ``[persist ]var|param name : KIND.shape[...].dtype(...)``."""
         flags = "persist " if self.persistable else ""
         kind = "param" if isinstance(self, Parameter) else "var"
         shape = list(self.shape) if self.shape is not None else "?"
@@ -124,10 +138,8 @@ class Variable:
         extra = "".join(f", {name}={getattr(self, name)}" for name in self._DETAILS) if with_details else ""
         return f"{flags}{kind} {self.name} : {self.type}.shape{shape}.dtype({self.dtype}){lod}{extra}"
 
-    __str__ = to_string
-
     def __repr__(self):
-        return f"Variable({self.to_string()})"
+        return f"Variable({self._summary()})"
 
     def _copy_meta(self):
         return dict(shape=self.shape, dtype=self.dtype, lod_level=self.lod_level,

@@ -29,3 +29,14 @@ def test_to_string_with_details_says_more():
     plain, detailed = main.to_string(True), main.to_string(False, with_details=True)
     assert "stop_gradient=" not in plain and "stop_gradient=" in detailed and "trainable=True" in detailed
     assert len(detailed) > len(plain)
+
+
+def test_a_variable_prints_as_fluids_vardesc_text():
+    block = fluid.Program().global_block()
+    w = block.create_parameter(name="w", shape=[3, 2], dtype="float64")
+    text = str(w)
+    assert text.startswith('name: "w"\ntype {\n  type: LOD_TENSOR\n') and "data_type: FP64" in text
+    assert "dims: 3\n" in text and "persistable: true" in text and "stop_gradient" not in text
+    detailed = w.to_string(False, with_details=True)
+    assert detailed.startswith(text) and "stop_gradient: False\n" in detailed and "trainable: True\n" in detailed
+    assert "param w : LOD_TENSOR.shape[3, 2].dtype(float64)" in str(block.program)  # a Program stays compact
