@@ -13,7 +13,7 @@ EnforceNotMet = RuntimeError
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
            "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "VarDesc",
-           "create_paddle_predictor", "get_cuda_device_count", "globals", "is_compiled_with_cuda"]
+           "create_paddle_predictor", "get_cuda_device_count", "globals", "grad_var_suffix", "is_compiled_with_cuda"]
 
 
 def _set_eager_deletion_mode(threshold, fraction, fast):
@@ -28,3 +28,8 @@ def _set_fuse_parameter_group_size(size):
 class VarDesc:
     """fluid's ``core.VarDesc``, for its ``VarType`` enum (``core.VarDesc.VarType.FP32``)."""
     VarType = VarType
+
+
+def grad_var_suffix():
+    """The suffix of a variable's gradient name: ``x`` -> ``x@GRAD``."""
+    return "@GRAD"

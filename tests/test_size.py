@@ -170,11 +170,14 @@ shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_ba
 contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
 match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.py 150, their layers 47) raise it by
 197, what they came to (28,472 before them): to 28,669.
+fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
+the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
+what they came to (28,050 before them): to 28,777 with the others above (28,669).
 Paddle's own Program / backward / optimizer tests (executor/prune.py: Executor.run(use_prune) and optimizer ops in
 fetch_list; backward_paths.py: fluid's backward analysis helpers and argument checks; initializers prepending with
 the float16 cast; need_clip; test clones without the training variables; Variable's, LoDTensor's, Scope's and
-program.desc's fluid surface; fed learning rates under data parallelism) raise it by 394, what they came to (28,669
-before them): to 29,063.
+program.desc's fluid surface, a Variable printed as its VarDesc text; fed learning rates under data parallelism) raise
+it by 407, what they came to (28,777 before them): to 29,184.
 """
 import ast
 import io
@@ -185,7 +188,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_063
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_184
 
 
 def code_lines(path):

@@ -15,12 +15,22 @@ from ..executor import Executor, Scope, scope_guard
 from ..executor.compiled import BuildStrategy, ExecutionStrategy
 from ..framework import dygraph_mode
 from ..framework.program import Program
+from ..framework.variable import Variable
 from ..inference_model import save_inference_model as _save_inference_model
 from ..places import CPUPlace
 from .layer import Layer
 from .tensor import ParamBase, Tensor
 
-__all__ = ["TracedLayer"]
+__all__ = ["TracedLayer", "extract_vars"]
+
+
+def extract_vars(inputs):
+    """The Variables in ``inputs`` (a Variable, or nested lists / tuples of them), depth first."""
+    if isinstance(inputs, Variable):
+        return [inputs]
+    if isinstance(inputs, (list, tuple)):
+        return [v for item in inputs for v in extract_vars(item)]
+    return []
 
 
 class _Recorder:
@@ -122,6 +132,13 @@ class TracedLayer:
     @property
     def program(self):
         return self._program
+
+    def _switch(self, is_test=True):
+        """Set ``is_test`` on every op of the program that has it (inference or training behaviour)."""
+        for block in self._program.blocks:
+            for op in block.ops:
+                if op.has_attr("is_test"):
+                    op._set_attr("is_test", is_test)
 
     @staticmethod
     def trace(layer, inputs):

@@ -14,7 +14,7 @@ from ..dtypes import convert_dtype
 from ..framework import dygraph_mode
 from ..framework import unique_name
 from ..framework.variable import Parameter, Variable
-from ..lod_tensor import float_friendly
+from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.registry import array_module
 from ..places import CPUPlace, CUDAPlace
 from .tracer import Tracer, run_backward
@@ -168,6 +168,14 @@ class Tensor(Variable):
         """paddle 2.x: the gradient as a Tensor (None when there is none)."""
         return None if self._grad is None else Tensor(self._grad)
 
+    def _grad_ivar(self):
+        """fluid 1.8's gradient accessor: the gradient as a Tensor named ``<name>@GRAD``, or None."""
+        return None if self._grad is None else Tensor(self._grad, self.name + "@GRAD")
+
+    def value(self):
+        """fluid 1.8's ``VarBase.value()``: what holds the data; its ``get_tensor()`` is a LoDTensor of it."""
+        return _Holder(self)
+
     def clear_gradient(self):
         self._grad = None
 
@@ -236,6 +244,18 @@ class Tensor(Variable):
 
     def to_string(self, throw_on_error=False, with_details=False):
         return repr(self)
+
+
+class _Holder:
+    """A Tensor's ``value()`` (fluid's core.Variable)."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def get_tensor(self):
+        return LoDTensor(self._tensor._value)
 
 
 class ParamBase(Tensor, Parameter):
