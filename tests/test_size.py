@@ -173,11 +173,21 @@ match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.p
 fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
 the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
 what they came to (28,050 before them): to 28,777 with the others above (28,669).
+The op-test harness's API (fluid.op's Operator, framework/op_proto.py's OpProtoHolder, core.get_grad_op_desc and
+friends, Blocks that run their ops in dygraph mode, LoDTensor element access) raises it by 239 (247, less the 8 of
+the Tensor.value() it replaces), what it came to (28,777 before it): to 29,016.
+Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
+collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198, their training targets
+(ops/detection_target.py: rpn_target_assign, retinanet_target_assign, generate_proposal_labels, with their layers)
+by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once),
+detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
+layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,894.
+fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
 Paddle's own Program / backward / optimizer tests (executor/prune.py: Executor.run(use_prune) and optimizer ops in
 fetch_list; backward_paths.py: fluid's backward analysis helpers and argument checks; initializers prepending with
 the float16 cast; need_clip; test clones without the training variables; Variable's, LoDTensor's, Scope's and
 program.desc's fluid surface, a Variable printed as its VarDesc text; fed learning rates under data parallelism) raise
-it by 407, what they came to (28,777 before them): to 29,184.
+it by 402, what they came to (29,929 before them): to 30,331.
 """
 import ast
 import io
@@ -188,7 +198,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 29_184
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_331
 
 
 def code_lines(path):

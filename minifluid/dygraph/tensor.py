@@ -121,6 +121,12 @@ class Tensor(Variable):
         return "LOD_TENSOR"
 
     # --- data ----------------------------------------------------------------------------------------
+    def value(self):
+        """fluid's ``VarBase.value()``: a handle whose ``get_tensor()`` is a LoDTensor over this tensor's value;
+        ``set`` on it replaces the value. Sequence lengths set there stay on this tensor: the tracer does not
+        carry LoD from op to op."""
+        return _ValueHandle(self)
+
     def numpy(self):
         """A numpy copy of the data; a one-element result still converts with ``float()`` and ``%f`` on
         numpy 2.4+ (as fetched losses do: ``float_friendly`` in lod_tensor.py)."""
@@ -171,10 +177,6 @@ class Tensor(Variable):
     def _grad_ivar(self):
         """fluid 1.8's gradient accessor: the gradient as a Tensor named ``<name>@GRAD``, or None."""
         return None if self._grad is None else Tensor(self._grad, self.name + "@GRAD")
-
-    def value(self):
-        """fluid 1.8's ``VarBase.value()``: what holds the data; its ``get_tensor()`` is a LoDTensor of it."""
-        return _Holder(self)
 
     def clear_gradient(self):
         self._grad = None
@@ -246,18 +248,6 @@ class Tensor(Variable):
         return repr(self)
 
 
-class _Holder:
-    """A Tensor's ``value()`` (fluid's core.Variable)."""
-
-    __slots__ = ("_tensor",)
-
-    def __init__(self, tensor):
-        self._tensor = tensor
-
-    def get_tensor(self):
-        return LoDTensor(self._tensor._value)
-
-
 class ParamBase(Tensor, Parameter):
     """An eager parameter: persistable, trainable (``stop_gradient = not trainable``), with the static
     Parameter's optimizer settings (``optimize_attr``, ``regularizer``, ``gradient_clip_attr``)."""
@@ -282,6 +272,34 @@ class ParamBase(Tensor, Parameter):
 
     def __repr__(self):
         return f"Parameter {self.name}: " + super().__repr__()
+
+
+class _ValueHandle:
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def get_tensor(self):
+        return _TensorView(self._owner)
+
+
+class _TensorView(LoDTensor):
+    """A LoDTensor over an eager tensor's value (``Tensor.value().get_tensor()``)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        super().__init__(owner._value, getattr(owner, "_lod", None))
+        self._owner = owner
+
+    def set(self, array, place=None):
+        super().set(array, place)
+        self._owner._value = self._array
+
+    def set_recursive_sequence_lengths(self, lengths):
+        super().set_recursive_sequence_lengths(lengths)
+        self._owner._lod = self._lod
 
 
 class EagerBlock:

@@ -5,6 +5,8 @@ beside them in ``_lods`` so kernels only ever see plain arrays.
 """
 import contextlib
 
+import numpy as np
+
 from ..lod_tensor import LoDTensor
 
 __all__ = ["Scope", "global_scope", "scope_guard"]
@@ -31,6 +33,10 @@ class _ScopeTensor(LoDTensor):
         super().set_recursive_sequence_lengths(lengths)
         self._scope._lods[self._name] = self._lod
 
+    def _replace(self, array):
+        self._array = array
+        self._scope._vars[self._name] = array
+
 
 class _ScopeVar:
     """What ``scope.var(name)`` / ``find_var(name)`` return (fluid's core.Variable)."""
@@ -52,20 +58,24 @@ class _ScopeVar:
     def set_value(self, value):
         self._scope._vars[self._name] = value
 
+    def set_float(self, value):
+        """fluid's scalar variables: stored as a one-element float32 tensor, as kernels read them."""
+        self._scope._vars[self._name] = np.array([value], dtype="float32")
+
+    def set_int(self, value):
+        self._scope._vars[self._name] = np.array([value], dtype="int32")
+
     def value(self):
         return self._scope._vars.get(self._name)
 
-    def set_int(self, value):
-        self._scope._vars[self._name] = int(value)
-
     def is_int(self):
         value = self._scope._vars.get(self._name)
-        return isinstance(value, int) and not isinstance(value, bool)
+        return getattr(value, "dtype", None) == np.int32 and value.size == 1
 
     def get_int(self):
         if not self.is_int():
             raise TypeError(f"Variable {self._name!r} holds no int")
-        return self._scope._vars[self._name]
+        return int(self._scope._vars[self._name].reshape(-1)[0])
 
 
 class Scope:
