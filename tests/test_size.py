@@ -183,11 +183,15 @@ by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon s
 detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
 layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,894.
 fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
+rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
+before them): to 30,009 with the others above (29,929).
+Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
+test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
 Paddle's own Program / backward / optimizer tests (executor/prune.py: Executor.run(use_prune) and optimizer ops in
 fetch_list; backward_paths.py: fluid's backward analysis helpers and argument checks; initializers prepending with
 the float16 cast; need_clip; test clones without the training variables; Variable's, LoDTensor's, Scope's and
 program.desc's fluid surface, a Variable printed as its VarDesc text; fed learning rates under data parallelism) raise
-it by 402, what they came to (29,929 before them): to 30,331.
+it by 402, what they came to (30,046 before them): to 30,448.
 """
 import ast
 import io
@@ -198,7 +202,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_331
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_448
 
 
 def code_lines(path):
