@@ -183,8 +183,8 @@ def test_op_desc_view_block_initializer_kwargs_and_the_tensor_alias():
     v = block.create_var(name="v", shape=[2], dtype="float32", persistable=True,
                          initializer=fluid.initializer.Constant(2.0))
     assert [(op.type, op.desc.type(), op.desc.output("Out")) for op in block.ops] == \
-        [("fill_constant", "fill_constant", ["p"]), ("fill_constant", "fill_constant", ["v"])]
-    op = block.ops[1]
+        [("fill_constant", "fill_constant", ["v"]), ("fill_constant", "fill_constant", ["p"])]  # prepended
+    op = block.ops[0]
     assert op.desc.attr("value") == 2.0 and op.desc.has_attr("op_role") and not op.desc.has_attr("nope")
     op.desc.set_attr("value", 3.0)
     assert op.attr("value") == 3.0 and op.desc.output_arg_names() == [v.name]
