@@ -185,8 +185,18 @@ layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,
 fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
 rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
 before them): to 30,009 with the others above (29,929).
+Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
+test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
+Paddle's own Program / backward / optimizer tests (executor/prune.py: Executor.run(use_prune) and optimizer ops in
+fetch_list; backward_paths.py: fluid's backward analysis helpers and argument checks; initializers prepending with
+the float16 cast; need_clip; test clones without the training variables; Variable's, LoDTensor's, Scope's and
+program.desc's fluid surface, a Variable printed as its VarDesc text; fed learning rates under data parallelism) raise
+it by 402, what they came to (30,046 before them): to 30,448.
+test_layers' TestBook: batch_norm / inplace_abn / scale reading a Variable momentum or scale at run time,
+framework._dygraph_place_guard and bpr_loss over [..., D] raise it by 26: to 30,474 with the others above (30,448).
+The text-matching ops' compile-time lod_level rules (share_lod) raise it by 2: to 30,476.
 conv2d / pool2d's data_format and conv2d's padding forms, with fluid's input checks on conv2d, pool2d and
-softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,036.
+softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,503.
 """
 import ast
 import io
@@ -197,7 +207,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_036
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_503
 
 
 def code_lines(path):
