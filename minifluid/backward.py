@@ -305,9 +305,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
 
 
 def _open_leaves(block):
-    """Variables no op of ``block`` writes whose ``stop_gradient`` was set False (a data variable a user
-    wants the gradient of, as fluid gives it); parameters are seeded separately."""
-    written = {n for op in block.ops for n in op.output_arg_names}
+    """Variables whose ``stop_gradient`` was set False that no op of ``block`` with a gradient writes (a data
+    variable a user wants the gradient of, or a ``fill_constant`` output made differentiable, as fluid gives
+    them: the layers of ops without a gradient set ``stop_gradient``); parameters are seeded separately."""
+    written = {n for op in block.ops if get_op_spec(op.type).differentiates(op) for n in op.output_arg_names}
     return {name for name, v in block.vars.items()
             if not v.stop_gradient and name not in written and type(v) is Variable}
 

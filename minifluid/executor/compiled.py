@@ -5,7 +5,8 @@ Ops are split by ``op_role``: the compute part (forward + backward) runs once pe
 place on that place's share of the feed, in a child environment layered over the
 scope (``ChainMap``: reads fall through to parameters, writes stay local). The
 gradients the optimizer ops read are averaged across replicas (fluid's
-scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once.
+scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once. A fetched gradient
+is what fluid's replica holds: the average for those, its own over P for any other.
 Replicas run one after another: on numpy this equals P devices in lock-step.
 
 NOTE [ Splitting a dict feed ]
@@ -23,7 +24,7 @@ import numpy as np
 from ..framework.program import Program
 from ..lod_tensor import LoDTensor
 from ..ops.io import FEED_FETCH_OPS
-from ..ops.registry import OpRole
+from ..ops.registry import GRAD_SUFFIX, OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from . import timing as _timing
 from .context import Frame
@@ -64,7 +65,7 @@ _DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
-    __slots__ = ("feeds", "compute", "optimize", "grads", "fetches", "reader")
+    __slots__ = ("feeds", "compute", "optimize", "grads", "params", "fetches", "reader")
 
 
 def _is_optimize(op):
@@ -80,12 +81,31 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     written = {n for op in compute_ops for n in op.output_arg_names}
     plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names
                          if n in written and not getattr(block._find_var_recursive(n), "persistable", False)})
+    plan.params = {p.name for p in block.all_parameters() if p.trainable}
     plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
     plan.optimize = compile_ops(optimize_ops, lod_names=())
     plan.fetches = fetch_list_names
     read_ops = [op for op in block.ops if op.type == "read"]
     plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None
     return plan
+
+
+def _scale_fetched_grads(plan, envs, scope):
+    """Fetched gradients as fluid's CoeffNumDevice gives them: each replica's loss gradient is 1/P, so a
+    gradient the optimizer reads is the all-reduced average on every place and any other is its replica's
+    value over P (NOTE [ Data parallel on CPU ])."""
+    for name in plan.fetches:
+        values = [env.maps[0].get(name) for env, _ in envs]
+        if GRAD_SUFFIX not in name or len(envs) < 2 or any(getattr(v, "dtype", None) is None for v in values):
+            continue
+        if name in plan.grads and name in scope._vars:
+            values = [scope._vars[name]] * len(envs)
+        elif name[:-len(GRAD_SUFFIX)] in plan.params:  # all-reduced even with no optimizer
+            values = [sum(values[1:], values[0]) / len(envs)] * len(envs)
+        elif values[0].dtype.kind == "f":
+            values = [v / len(envs) for v in values]
+        for (env, _), value in zip(envs, values):
+            env.maps[0][name] = value
 
 
 def _split_dict(feed, num_places, specs):
@@ -187,6 +207,7 @@ class CompiledProgram:
         with Frame(exe, self._program, scope, scope._vars, scope._lods):
             for step in plan.optimize if _timing.recorder is None else _timing.recorder.timed(plan.optimize):
                 step(scope._vars, scope._lods)
+        _scale_fetched_grads(plan, envs, scope)
         return self._collect(plan, envs, return_numpy, return_merged)
 
     @staticmethod
