@@ -37,6 +37,7 @@ the mirrored position, so each grad op sees the value its forward op saw.
 """
 from collections import Counter
 
+from .backward_recompute import Recompute
 from .dtypes import is_float_dtype
 from .framework.variable import Variable, VarType
 from .ops.registry import EMPTY_VAR_NAME, OpRole, get_op_spec, grad_var_name
@@ -244,7 +245,7 @@ class _GradNames:
         return list(self._outs.get(grad_var_name(slot), ()))
 
 
-def _build(targets, seeds, target_gradients, no_grad_set, callbacks):
+def _build(targets, seeds, target_gradients, no_grad_set, callbacks, recompute=None):
     block = targets[0].block
     walk = _Walk(block, _names(no_grad_set), _as_list(callbacks))
     req = walk.requires_grad(seeds)
@@ -259,7 +260,11 @@ def _build(targets, seeds, target_gradients, no_grad_set, callbacks):
         position = walk.ops.index(op) if undo else 0
         while undo and undo[-1][0] > position:  # NOTE [ Undoing in-place increments ]
             walk.undo_increment(undo.pop()[1])
+        rename = recompute.before(walk, op) if recompute is not None else None
+        start = len(walk.block.ops)
         walk.emit(op, need)
+        if rename:  # NOTE [ Recompute segments ] in backward_recompute.py
+            recompute.rename(walk.block.ops[start:], rename)
     return walk
 
 
@@ -272,7 +277,7 @@ def _increments_to_undo(walk, steps):
             and not getattr(walk._var(op.input("X")[0]), "stop_gradient", True)]
 
 
-def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None):
+def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
     """Append the backward ops of ``loss`` to its block.
 
     Args:
@@ -281,6 +286,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
             default every trainable parameter of the program.
         no_grad_set (set of Variable or str, optional): variables that get no gradient.
         callbacks (list of callable, optional): ``cb(block=, context=)`` after each appended op.
+        checkpoints (list of Variable, optional): recompute the activations between them in the backward
+            pass instead of keeping them (NOTE [ Recompute segments ] in backward_recompute.py).
 
     Returns:
         list of (Parameter, Variable): each parameter with its gradient, in program order.
@@ -300,7 +307,9 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
     if loss.shape is None or any(d < 0 for d in loss.shape):
         raise ValueError(f"append_backward: the loss {loss.name!r} has shape {loss.shape}; it must have a fully "
                          "known shape such as [1] (reduce it with fluid.layers.mean or reduce_mean)")
-    walk = _build([loss], {p.name for p in params} | _open_leaves(block), None, no_grad_set, callbacks)
+    empty = checkpoints is None or isinstance(checkpoints, (list, tuple)) and not checkpoints
+    recompute = None if empty else Recompute(block, loss, checkpoints)
+    walk = _build([loss], {p.name for p in params} | _open_leaves(block), None, no_grad_set, callbacks, recompute)
     return [(p, block._var_recursive(walk.grad_of[p.name])) for p in params if p.name in walk.grad_of]
 
 

@@ -163,6 +163,8 @@ The intra-op pool on bare locks instead of concurrent.futures (ops/parallel.py: 
 faster) raises it by 35: to 27,900.
 fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (contrib/layers/rnn_impl.py) and
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
+RecomputeOptimizer with append_backward's checkpoints (backward_recompute.py 122, optimizer/recompute.py 43, the
+seed op and the walk's hook) raises it by 171, what it came to (28,050 before it): to 28,221.
 """
 import ast
 import io
@@ -173,7 +175,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_050
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_221
 
 
 def code_lines(path):

@@ -101,8 +101,8 @@ NOT_SUPPORTED_YET = {
     "optimizers": {
         "paddle.fluid.optimizer": "DGCMomentumOptimizer",
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
-    "optimizer wrappers (recompute, pipeline)": {
-        "paddle.fluid.optimizer": "PipelineOptimizer RecomputeOptimizer"},
+    "optimizer wrappers (pipeline)": {
+        "paddle.fluid.optimizer": "PipelineOptimizer"},
     "initializers": {
         "paddle.nn": "initializer"},
     "autograd (higher-order gradients)": {"paddle": "grad"},

@@ -44,6 +44,13 @@ def _dropout_backward(attrs, ins, outs, douts, need):
     return (dout * mask * _dropout_scale(attrs)).astype(dout.dtype, copy=False), None
 
 
+@register_op("seed", inputs=(), outputs=("Out",), attrs={"seed": 0}, no_gradient=True,
+             infer_shape=lambda attrs: ((1,), "int32"))
+def _seed_forward(attrs):
+    """A dropout's seed (backward_recompute.py): ``seed`` when set, else a new one each run."""
+    return np.array([attrs["seed"] or np.random.randint(1, 2 ** 31 - 1)], dtype=np.int32)
+
+
 # --- batch_norm ----------------------------------------------------------------------------------
 # NOTE [ batch_norm passes ]
 # Every per-channel operation goes through a ChannelView (NOTE [ Per-channel broadcasts on channels-last

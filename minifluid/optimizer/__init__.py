@@ -1,13 +1,15 @@
 """``fluid.optimizer``: the base Optimizer with SGD, Momentum, Adam, Adagrad and RMSProp (base.py), fluid 1.8's
-other update rules (more.py) and the parameter-averaging wrappers ModelAverage, ExponentialMovingAverage and
-LookaheadOptimizer (average.py). Their update ops are in ops/optimizer.py and ops/optimizer_more.py."""
-from . import average, base, more
+other update rules (more.py), the parameter-averaging wrappers ModelAverage, ExponentialMovingAverage and
+LookaheadOptimizer (average.py) and RecomputeOptimizer (recompute.py). Their update ops are in ops/optimizer.py
+and ops/optimizer_more.py."""
+from . import average, base, more, recompute
 from .average import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .more import *  # noqa: F401,F403
+from .recompute import RecomputeOptimizer  # noqa: F401
 
 __all__ = ["Adadelta", "AdadeltaOptimizer", "Adagrad", "AdagradOptimizer", "Adam", "AdamOptimizer", "Adamax",
            "AdamaxOptimizer", "DecayedAdagrad", "DecayedAdagradOptimizer", "Dpsgd", "DpsgdOptimizer",
            "ExponentialMovingAverage", "Ftrl", "FtrlOptimizer", "Lamb", "LambOptimizer", "LarsMomentum",
            "LarsMomentumOptimizer", "LookaheadOptimizer", "ModelAverage", "Momentum", "MomentumOptimizer",
-           "Optimizer", "RMSProp", "RMSPropOptimizer", "SGD", "SGDOptimizer"]
+           "Optimizer", "RMSProp", "RMSPropOptimizer", "RecomputeOptimizer", "SGD", "SGDOptimizer"]
