@@ -168,6 +168,10 @@ class Tensor(Variable):
         """paddle 2.x: the gradient as a Tensor (None when there is none)."""
         return None if self._grad is None else Tensor(self._grad)
 
+    def _grad_ivar(self):
+        """fluid 1.8's VarBase._grad_ivar(): the gradient as a Tensor (None when there is none)."""
+        return self.grad
+
     def clear_gradient(self):
         self._grad = None
 
@@ -205,7 +209,8 @@ class Tensor(Variable):
     def __matmul__(self, other):
         return apply("matmul", {"X": self, "Y": other})
 
-    # ordering comparisons give bool tensors (fluid's compare ops); == stays identity, as for static Variables
+    # comparisons give bool tensors (fluid's compare ops); == and != too, as for static Variables
+    # (layers/math_op_patch.py, whose == and != eager Tensors inherit)
     __lt__ = lambda self, other: _binary("less_than", self, other)  # noqa: E731
     __le__ = lambda self, other: _binary("less_equal", self, other)  # noqa: E731
     __gt__ = lambda self, other: _binary("greater_than", self, other)  # noqa: E731

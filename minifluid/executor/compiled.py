@@ -21,8 +21,9 @@ from collections import ChainMap
 
 import numpy as np
 
+from ..framework.block import Block
 from ..framework.program import Program
-from ..lod_tensor import LoDTensor
+from ..lod_tensor import LoDTensor, LoDTensorArray
 from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import GRAD_SUFFIX, OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
@@ -65,11 +66,17 @@ _DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
-    __slots__ = ("feeds", "compute", "optimize", "grads", "params", "fetches", "reader")
+    __slots__ = ("feeds", "compute", "optimize", "grads", "params", "fetches", "reader", "branch_optimizer")
 
 
 def _is_optimize(op):
     return bool(int(op.attrs.get("op_role", 0)) & (OpRole.Optimize | OpRole.LRSched))
+
+
+def _optimizes(block):
+    """``block`` (or a block its ops run) updates parameters: an optimizer minimized inside control flow."""
+    return any(_is_optimize(op) or isinstance(op.attrs.get("sub_block"), Block) and _optimizes(op.attrs["sub_block"])
+               for op in block.ops)
 
 
 def _build_parallel_plan(program, feed_names, fetch_list_names):
@@ -82,6 +89,8 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names
                          if n in written and not getattr(block._find_var_recursive(n), "persistable", False)})
     plan.params = {p.name for p in block.all_parameters() if p.trainable}
+    plan.branch_optimizer = any(_optimizes(op.attrs["sub_block"]) for op in block.ops
+                                if isinstance(op.attrs.get("sub_block"), Block))
     plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
     plan.optimize = compile_ops(optimize_ops, lod_names=())
     plan.fetches = fetch_list_names
@@ -106,6 +115,26 @@ def _scale_fetched_grads(plan, envs, scope):
             values = [v / len(envs) for v in values]
         for (env, _), value in zip(envs, values):
             env.maps[0][name] = value
+
+
+def _merged(name, per_device):
+    """One fetched value from every place's, joined on dim 0; a tensor array entry by entry (fluid's merge)."""
+    first = per_device[0]
+    if not isinstance(first, list):
+        arrays = [np.asarray(v) for v in per_device]
+        return np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0)
+    if len({len(v) for v in per_device}) > 1:
+        raise ValueError(f"Cannot merge the tensor array {name!r} fetched from {len(per_device)} places: they hold "
+                         f"{[len(v) for v in per_device]} entries (fetch it with return_merged=False)")
+    entries = [_merged(name, [v[k] for v in per_device]) for k in range(len(first))]
+    if not isinstance(first, LoDTensorArray):
+        return entries
+    merged = LoDTensorArray()
+    for k, value in enumerate(entries):  # sequences of every place one after another
+        parts = [v[k].recursive_sequence_lengths() for v in per_device]
+        depth = len(parts[0]) if all(len(p) == len(parts[0]) for p in parts) else 0
+        merged.append(LoDTensor(value, [sum((p[level] for p in parts), []) for level in range(depth)]))
+    return merged
 
 
 def _split_dict(feed, num_places, specs):
@@ -198,6 +227,10 @@ class CompiledProgram:
         else:
             per_place = self._split(feed, num_places)
             plan = self._plan(tuple(per_place[0]) if per_place else (), fetches)
+        if num_places > 1 and plan.branch_optimizer:
+            raise NotImplementedError("If optimizer is used in control flow, training on multi-places is not "
+                                      f"supported now (the program updates parameters inside a sub-block; run it "
+                                      f"on one place, not {num_places})")
         staged = None
         if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
             staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])
@@ -263,8 +296,7 @@ class CompiledProgram:
         for name in plan.fetches:
             per_device = [_fetch_value(env, lods, name, False, return_numpy) for env, lods in envs]
             if return_merged and per_device and all(v is not None for v in per_device):
-                arrays = [np.asarray(v) for v in per_device]
-                results.append(np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0))
+                results.append(_merged(name, per_device))
             else:
                 results.append(per_device)
         return results

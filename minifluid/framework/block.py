@@ -112,6 +112,11 @@ class Block:
         del self.ops[index]
         self.program._bump_version()
 
+    @property
+    def desc(self):
+        """fluid's ``block.desc`` as legacy code passes it on (``op.desc.infer_shape(block.desc)``): the block."""
+        return self
+
     def _infer_outputs(self, op):
         """Fill unknown output shapes/dtypes from the op's infer_shape (one place per op)."""
         spec = get_op_spec(op.type)

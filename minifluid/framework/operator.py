@@ -142,3 +142,7 @@ class _OpDescView:
 
     def output_arg_names(self):
         return self._op.output_arg_names
+
+    def infer_shape(self, block_desc=None):
+        """Fill the op's unknown output shapes and dtypes again (its block did when the op was appended)."""
+        self._op.block._infer_outputs(self._op)

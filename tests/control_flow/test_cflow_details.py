@@ -104,3 +104,66 @@ def test_increment_of_a_non_variable_is_a_type_error():
     with fluid.program_guard(fluid.Program()):
         with pytest.raises(TypeError, match="'x' in increment must be"):
             L.increment([1, 2, 3])
+
+
+def test_data_parallel_merged_fetch_of_a_tensor_array_joins_each_entry():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2])
+        i = L.zeros([1], "int64")
+        array = L.array_write(x, i)
+        L.array_write(L.reduce_sum(x, dim=0), L.increment(i), array)
+    exe = fluid.Executor()
+    compiled = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(2))
+    xs = np.arange(8, dtype="float32").reshape(4, 2)
+    merged, = exe.run(compiled, feed={"x": xs}, fetch_list=[array], scope=fluid.Scope())
+    assert len(merged) == 2
+    np.testing.assert_array_equal(merged[0], xs)
+    np.testing.assert_array_equal(merged[1], np.concatenate([xs[:2].sum(0), xs[2:].sum(0)]))
+    per_place, = exe.run(compiled, feed={"x": xs}, fetch_list=[array], scope=fluid.Scope(), return_merged=False)
+    assert [len(a) for a in per_place] == [2, 2] and per_place[1][0].tolist() == xs[2:].tolist()
+
+
+def test_eager_tensors_compare_with_eq_and_give_their_gradient_as_grad_ivar():
+    with fluid.dygraph.guard():
+        a = fluid.dygraph.to_variable(np.array([3.0, 4.0], "float32"))
+        a.stop_gradient = False
+        b = fluid.dygraph.to_variable(np.array([3.0, 5.0], "float32"))
+        assert (a == b).numpy().tolist() == [True, False] and (a != b).numpy().tolist() == [False, True]
+        assert len({a, b, a}) == 2  # still hashed by identity
+        assert a._grad_ivar() is None
+        L.reduce_sum(a * 2.0).backward()
+        assert a._grad_ivar().numpy().tolist() == [2.0, 2.0]
+
+
+def _branch_trained_program(lr=0.5):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [2, 3])
+        pick = fluid.data("pick", [1], "bool")
+        h = L.fc(x, 1, bias_attr=False, param_attr=fluid.ParamAttr(name="w", initializer=fluid.initializer.Constant(1.0)))
+
+        def train(scale, opt):
+            def fn():
+                loss = L.mean(h * scale)
+                opt.minimize(loss)
+                return loss
+            return fn
+        loss = L.cond(pick, train(1.0, fluid.optimizer.SGD(lr)), train(3.0, fluid.optimizer.SGD(lr)))
+    return main, startup, loss
+
+
+def test_an_optimizer_minimized_inside_a_cond_branch_trains_the_layers_before_it_when_the_branch_runs():
+    main, startup, loss = _branch_trained_program()
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    xs = np.arange(6, dtype="float32").reshape(2, 3)
+    w = lambda: np.array(scope.find_var("w").get_tensor()).ravel()  # noqa: E731
+    exe.run(main, feed={"x": xs, "pick": np.array([True])}, fetch_list=[loss], scope=scope)
+    np.testing.assert_allclose(w(), 1.0 - 0.5 * xs.mean(0))  # d mean(x w) / dw = column means
+    before = w()
+    exe.run(main, feed={"x": xs, "pick": np.array([False])}, fetch_list=[loss], scope=scope)
+    np.testing.assert_allclose(w(), before - 0.5 * 3.0 * xs.mean(0), rtol=1e-6)
+    compiled = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=fluid.cpu_places(2))
+    with pytest.raises(NotImplementedError, match="optimizer is used in control flow"):
+        exe.run(compiled, feed={"x": xs, "pick": np.array([True, True])}, fetch_list=[loss], scope=scope)
