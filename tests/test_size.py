@@ -165,11 +165,14 @@ fluid.contrib.layers' basic_gru / basic_lstm with BasicGRUUnit / BasicLSTMUnit (
 StaticRNN's run-time sequence length raise it by 150, what they came to (27,900 before them): to 28,050.
 RecomputeOptimizer with append_backward's checkpoints (backward_recompute.py 122, optimizer/recompute.py 43, the
 seed op and the walk's hook) raises it by 171, what it came to (28,050 before it): to 28,221.
+fluid.contrib.layers' fused_elemwise_activation, fused_embedding_seq_pool, partial_concat / partial_sum and
+shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_batch.py with their layers in
+contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 293, what it came to (28,221 before
-it): to 28,514.
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 293, what it came to (28,472 before
+it): to 28,765.
 """
 import ast
 import io
@@ -180,7 +183,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_514
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_765
 
 
 def code_lines(path):

@@ -2,9 +2,11 @@
 ``contrib.layers`` (its names are ``contrib``'s too, as in fluid)."""
 from . import inferencer, layers, trainer
 from .inferencer import Inferencer
-from .layers import BasicGRUUnit, BasicLSTMUnit, basic_gru, basic_lstm, multiclass_nms2, tree_conv
+from .layers import (BasicGRUUnit, BasicLSTMUnit, basic_gru, basic_lstm, fused_elemwise_activation,
+                     fused_embedding_seq_pool, multiclass_nms2, partial_concat, partial_sum, shuffle_batch, tree_conv)
 from .trainer import (BeginEpochEvent, BeginStepEvent, CheckpointConfig, EndEpochEvent, EndStepEvent, Trainer)
 
 __all__ = ["BasicGRUUnit", "BasicLSTMUnit", "BeginEpochEvent", "BeginStepEvent", "CheckpointConfig", "EndEpochEvent",
-           "EndStepEvent", "Inferencer", "Trainer", "basic_gru", "basic_lstm", "inferencer", "layers",
-           "multiclass_nms2", "trainer", "tree_conv"]
+           "EndStepEvent", "Inferencer", "Trainer", "basic_gru", "basic_lstm", "fused_elemwise_activation",
+           "fused_embedding_seq_pool", "inferencer", "layers", "multiclass_nms2", "partial_concat", "partial_sum",
+           "shuffle_batch", "trainer", "tree_conv"]

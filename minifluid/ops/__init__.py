@@ -17,5 +17,6 @@ from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD:
 from . import roi  # noqa: F401  (roi_pool, roi_align, psroi_pool, prroi_pool)
 from . import deformable, roi_perspective, yolo  # noqa: F401  (deformable conv and ROI pooling; YOLOv3)
 from . import tree_conv  # noqa: F401  (TBCNN's tree convolution)
+from . import fused_elemwise, fused_embedding, partial, shuffle_batch  # noqa: F401  (fluid.contrib.layers)
 
 __all__ = ["registry"]

@@ -18,6 +18,7 @@ from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES
 from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import deformable_cases, roi_cases, yolo_cases
 from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import contrib_cases
 
 rng = np.random.default_rng(1234)
 
@@ -435,6 +436,7 @@ case("select_input", inputs={"X": [normal(2, 3), normal(2, 3)], "Mask": np.array
 CASES += dense_cases.CASES + sequence_cases.CASES + rnn_cases.CASES + vision_cases.CASES + sequence_window_cases.CASES
 CASES += ctc_cases.CASES
 CASES += roi_cases.CASES + yolo_cases.CASES + deformable_cases.CASES
+CASES += contrib_cases.CASES
 # ops whose inputs check_op cannot build (a LoD rank table), their gradients checked against the same
 # computation written out by hand in the file named
 GRADIENTS_CHECKED_ELSEWHERE = dict.fromkeys(("lod_tensor_to_array", "shrink_rnn_memory", "reorder_lod_tensor_by_rank"),

@@ -1,0 +1,133 @@
+"""fluid.contrib.layers' op layers (contrib/layers/nn.py) in programs: each against the unfused layers it stands
+for (outputs and gradients), shuffle_batch's new order every run, and the errors for bad arguments."""
+import numpy as np
+import pytest
+
+import minifluid as fluid
+from minifluid.contrib import layers as contrib
+
+L = fluid.layers
+rng = np.random.default_rng(5)
+
+
+def _run(build, feed, fetch_grads=()):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        outs, loss = build()
+        if loss is not None:
+            fluid.backward.append_backward(loss)
+    scope, exe = fluid.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    return exe.run(main, feed=feed, fetch_list=list(outs) + [g + "@GRAD" for g in fetch_grads], scope=scope), main, \
+        scope, exe
+
+
+def _data(name, shape):
+    v = fluid.data(name, shape, "float64")
+    v.stop_gradient = False
+    return v
+
+
+@pytest.mark.parametrize("functors", [["elementwise_add", "relu"], ["tanh", "elementwise_mul"],
+                                      ["elementwise_mul", "scale"], ["sigmoid", "elementwise_add"]])
+def test_fused_elemwise_activation_equals_the_two_layers_it_fuses(functors):
+    feed = {"x": rng.normal(size=(4, 3, 5)), "y": rng.normal(size=(3, 5))}
+    unary = {"relu": L.relu, "tanh": L.tanh, "sigmoid": L.sigmoid, "scale": lambda v: L.scale(v, 0.5)}
+    binary = {"elementwise_add": L.elementwise_add, "elementwise_mul": L.elementwise_mul}
+
+    def build(fused):
+        x, y = _data("x", [None, 3, 5]), _data("y", [3, 5])
+        if fused:
+            out = contrib.fused_elemwise_activation(x, y, functors, scale=0.5)
+        elif functors[0] in binary:
+            out = binary[functors[0]](x, unary[functors[1]](y))
+        else:
+            out = unary[functors[0]](binary[functors[1]](x, y))
+        return [out], L.reduce_sum(L.square(out))
+    fused, plain = (_run(lambda f=f: build(f), feed, ("x", "y"))[0] for f in (True, False))
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_embedding_seq_pool_equals_embedding_then_sum_pooling():
+    ids = fluid.create_lod_tensor(rng.integers(0, 7, (6, 1)).astype("int64"), [[2, 3, 1]], fluid.CPUPlace())
+
+    def build(fused):
+        word = fluid.data("word", [None, 1], "int64", lod_level=1)
+        attr = fluid.ParamAttr("emb", initializer=fluid.initializer.Normal(0, 1, seed=3))
+        if fused:
+            out = contrib.fused_embedding_seq_pool(word, [7, 4], padding_idx=-2, param_attr=attr)
+        else:
+            out = L.sequence_pool(L.embedding(word, [7, 4], padding_idx=5, param_attr=attr), "sum")
+        return [out], L.reduce_sum(L.square(out))
+    fused, plain = (_run(lambda f=f: build(f), {"word": ids}, ("emb",))[0] for f in (True, False))
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert fused[0].shape == (3, 4)
+
+
+def test_partial_concat_and_partial_sum_take_the_same_columns_of_every_input():
+    xs = [rng.normal(size=(3, 6)) for _ in range(2)]
+
+    shapes = []
+
+    def build():
+        a, b = _data("a", [None, 6]), _data("b", [None, 6])
+        cat, total = contrib.partial_concat([a, b], start_index=-4, length=3), contrib.partial_sum([a, b], 1)
+        shapes.extend([cat.shape, total.shape])
+        return [cat, total], L.reduce_sum(cat) + L.reduce_sum(L.square(total))
+    (cat, total, ga, gb), _, _, _ = _run(build, {"a": xs[0], "b": xs[1]}, ("a", "b"))
+    np.testing.assert_array_equal(cat, np.concatenate([xs[0][:, 2:5], xs[1][:, 2:5]], 1))
+    np.testing.assert_allclose(total, xs[0][:, 1:] + xs[1][:, 1:])
+    expected_a = np.zeros((3, 6))
+    expected_a[:, 2:5] = 1
+    expected_a[:, 1:] += 2 * total
+    np.testing.assert_allclose(ga, expected_a)
+    assert shapes == [(-1, 6), (-1, 5)]
+
+
+def test_shuffle_batch_permutes_rows_anew_every_run_and_routes_gradients_back():
+    x = np.arange(24, dtype="float64").reshape(6, 2, 2)
+
+    def build():
+        xv = _data("x", [6, 2, 2])
+        out = contrib.shuffle_batch(xv, seed=7)
+        weights = L.assign(np.arange(24, dtype="float64").reshape(6, 2, 2))
+        return [out], L.reduce_sum(L.elementwise_mul(out, weights))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        (out,), loss = build()
+        fluid.backward.append_backward(loss)
+    scope, exe = fluid.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    orders = []
+    for _ in range(3):
+        shuffled, grad = exe.run(main, feed={"x": x}, fetch_list=[out, "x@GRAD"], scope=scope)
+        rows = shuffled.reshape(12, 2)
+        order = (rows[:, 0] // 2).astype(int)  # each row of x starts with an even number 2k
+        assert sorted(order) == list(range(12))
+        np.testing.assert_array_equal(rows, x.reshape(12, 2)[order])
+        expected = np.empty((12, 2))
+        expected[order] = np.arange(24).reshape(12, 2)  # d loss / d x[row] = the weight where that row landed
+        np.testing.assert_array_equal(grad.reshape(12, 2), expected)
+        orders.append(tuple(order))
+    assert len(set(orders)) == 3
+
+
+def test_bad_arguments_are_refused_with_what_was_expected():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x, y = fluid.data("x", [None, 3], "float32"), fluid.data("y", [None, 3], "float32")
+        with pytest.raises(ValueError, match="functor_list should be a list of str"):
+            contrib.fused_elemwise_activation(x, y, ["relu"])
+        with pytest.raises(ValueError, match="one binary functor .* and one unary functor"):
+            contrib.fused_elemwise_activation(x, y, ["relu", "tanh"])
+        with pytest.raises(TypeError, match="start_index"):
+            contrib.partial_sum([x, y], start_index=1.5)
+        with pytest.raises(TypeError, match="seed must be None, an int or a Variable"):
+            contrib.shuffle_batch(x, seed="7")
+        with pytest.raises(ValueError, match="combiner must be 'sum'"):
+            contrib.fused_embedding_seq_pool(fluid.data("w", [None, 1], "int64", lod_level=1), [5, 2],
+                                             combiner="mean")
+        with pytest.raises(ValueError, match="start_index 2 and length 3 do not fit the inputs' 3 columns"):
+            contrib.partial_concat([x, y], start_index=2, length=3)

@@ -1,0 +1,101 @@
+"""check_op cases of fluid.contrib's ops (ops/fused_elemwise.py, ops/partial.py, ops/shuffle_batch.py,
+ops/fused_embedding.py): the forward against numpy written out here (explicit loops where the kernel vectorises),
+the gradients against float64 central differences; tests/ops/test_op_gradients.py runs them."""
+import numpy as np
+import pytest
+
+from minifluid.lod_tensor import LoDTensor
+
+rng = np.random.default_rng(4242)
+CASES = []
+
+
+def case(op, name="", post=None, **kwargs):
+    CASES.append(pytest.param(op, kwargs, post, id=f"{op}-{name}" if name else op))
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+# --- fused_elemwise_activation: (functors, unary reference, binary reference) -----------------------------------
+_UNARY = {"scale": lambda v: v * 0.3, "relu": lambda v: np.maximum(v, 0), "tanh": np.tanh, "sigmoid": _sigmoid}
+_BINARY = {"elementwise_add": np.add, "elementwise_mul": np.multiply}
+_SHAPES = {  # name: (x shape, y shape, axis, how the smaller one is viewed for numpy)
+    "same": ((3, 4), (3, 4), -1, None),
+    "y-axis1": ((2, 3, 4), (3,), 1, (1, 3, 1)),
+    "y-trailing": ((2, 3, 4), (3, 4), -1, (1, 3, 4)),
+    "x-smaller": ((2,), (2, 3, 4), 0, (2, 1, 1)),
+}
+
+
+def _away(shape):
+    """Values kept away from relu's kink, for finite differences."""
+    v = rng.uniform(-2, 2, shape)
+    v[np.abs(v) < 0.2] += 0.5
+    return v
+
+
+for _unary, _u in _UNARY.items():
+    for _binary, _b in _BINARY.items():
+        for _sname, (_xs, _ys, _axis, _view) in _SHAPES.items():
+            def _ref(X, Y, u=_u, b=_b, view=_view, xs=_xs, ys=_ys, unary_first=False):
+                xv = X.reshape(view) if view is not None and len(xs) < len(ys) else X
+                if unary_first:
+                    yv = Y.reshape(view) if view is not None and len(ys) < len(xs) else Y
+                    mid = b(xv, yv)
+                    return u(mid), mid
+                mid = u(Y)
+                mv = mid.reshape(view) if view is not None and len(ys) < len(xs) else mid
+                return b(xv, mv), mid
+            for _order in ("binary-first", "unary-first"):
+                functors = [_binary, _unary] if _order == "binary-first" else [_unary, _binary]
+                case("fused_elemwise_activation", f"{'-'.join(functors)}-{_sname}",
+                     inputs={"X": _away(_xs), "Y": _away(_ys)},
+                     attrs={"functor_list": functors, "axis": _axis, "scale": 0.3},
+                     reference=lambda X, Y, r=_ref, first=_order == "unary-first": r(X, Y, unary_first=first),
+                     outputs=["Out", "IntermediateOut"], grad_outputs=["Out"])
+
+
+# --- partial_concat / partial_sum ---------------------------------------------------------------------------------
+def _cols(width, start, length):
+    start = start + width if start < 0 else start
+    return list(range(start, width if length < 0 else start + length))
+
+
+for _start, _length in ((0, 2), (1, -1), (-3, 2)):
+    _xs = [rng.standard_normal((4, 5)) for _ in range(3)]
+    case("partial_concat", f"{_start}-{_length}", inputs={"X": _xs}, attrs={"start_index": _start, "length": _length},
+         reference=lambda X, s=_start, n=_length: np.concatenate([x[:, _cols(5, s, n)] for x in X], axis=1))
+    case("partial_sum", f"{_start}-{_length}", inputs={"X": _xs}, attrs={"start_index": _start, "length": _length},
+         reference=lambda X, s=_start, n=_length: sum(x[:, _cols(5, s, n)] for x in X))
+
+
+# --- shuffle_batch ---------------------------------------------------------------------------------------------
+def _shuffle_ref(X, Seed):
+    rows = X.reshape(-1, X.shape[-1])
+    order = np.random.RandomState(int(Seed[0]) & 0xFFFFFFFF).permutation(rows.shape[0])
+    return {"Out": np.stack([rows[i] for i in order]).reshape(X.shape), "ShuffleIdx": order}
+
+
+case("shuffle_batch", inputs={"X": rng.standard_normal((3, 4, 2)), "Seed": np.array([-17], np.int64)},
+     outputs=["Out", "ShuffleIdx"], grad_outputs=["Out"], reference=_shuffle_ref)
+
+
+# --- fused_embedding_seq_pool ------------------------------------------------------------------------------------
+def _embedding_pool_ref(lengths, padding_idx):
+    def ref(W, Ids):
+        ids, out, row = np.asarray(Ids).reshape(-1), np.zeros((len(lengths), W.shape[1])), 0
+        for s, n in enumerate(lengths):
+            for i in ids[row:row + n]:
+                if i != padding_idx:
+                    out[s] += W[i]
+            row += n
+        return out
+    return ref
+
+
+for _pad, _lengths in ((-1, [2, 0, 3]), (3, [1, 4])):
+    _ids = LoDTensor(rng.integers(0, 6, (sum(_lengths), 1)).astype(np.int64), [_lengths])
+    case("fused_embedding_seq_pool", f"pad{_pad}", inputs={"W": rng.standard_normal((6, 4)), "Ids": _ids},
+         attrs={"padding_idx": _pad}, reference=_embedding_pool_ref(_lengths, _pad))
