@@ -86,6 +86,18 @@ class LoDTensor:
     def _is_initialized(self):
         return self._array is not None
 
+    def _get_float_element(self, i):
+        """Element ``i`` of the flattened data, as a float (fluid's element accessor)."""
+        return float(np.asarray(self).reshape(-1)[i])
+
+    def _set_float_element(self, i, value):
+        """Set element ``i`` of the flattened data, on a copy: an array the tensor was set from keeps its values."""
+        arr = np.array(self)
+        arr.reshape(-1)[i] = value
+        self.set(arr, self._placement)
+
+    _get_double_element, _set_double_element = _get_float_element, _set_float_element
+
     def place(self):
         return self._placement
 

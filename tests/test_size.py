@@ -171,8 +171,8 @@ contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): t
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 293, what it came to (28,472 before
-it): to 28,765.
+data-parallel fetches, the scope's tensor arrays and rank tables, LoDTensor's element accessors) raises it by 301, what it came to (28,472 before
+it): to 28,773.
 """
 import ast
 import io
@@ -183,7 +183,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_765
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_773
 
 
 def code_lines(path):
