@@ -355,6 +355,35 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
     return [block._var_recursive(walk.grad_of[v.name]) if v.name in walk.grad_of else None for v in inputs]
 
 
+def grad_op_descs(op_desc, no_grad_set=()):
+    """fluid's ``core.get_grad_op_desc``: the grad ops append_backward emits for one forward op (its
+    ``desc``), built in a scratch Program over copies of the op's variables, as (their descs,
+    {gradient name: forward variable name}). Every input not in ``no_grad_set`` gets a gradient."""
+    from .framework.program import Program  # noqa: PLC0415 - framework imports this module's users
+    op = op_desc._op
+    spec = get_op_spec(op.type)
+    if not spec.differentiates(op):
+        return [], {}
+    block = Program().global_block()
+    for name in dict.fromkeys(op.input_arg_names + op.output_arg_names):
+        src = op.block._find_var_recursive(name)
+        block.create_var(name=name, shape=getattr(src, "shape", None), dtype=getattr(src, "dtype", None) or "float32",
+                         lod_level=getattr(src, "lod_level", 0), stop_gradient=False)
+    fwd = block.append_op(type=op.type, inputs=op.inputs, outputs=op.outputs, attrs=op.attrs)
+    walk, no_grad = _Walk(block, set(no_grad_set or ()), None), set(no_grad_set or ())
+    for name in fwd.output_arg_names:
+        walk.grad_of[name] = block.create_var(name=grad_var_name(name), shape=block.var(name).shape,
+                                              dtype=block.var(name).dtype).name
+    need = {slot: [n not in no_grad for n in names] for slot, names in fwd.inputs.items()
+            if slot not in spec.no_grad_inputs and names}
+    need = {slot: flags for slot, flags in need.items() if any(flags)}
+    walk.count.update(n for slot, flags in need.items() for n, f in zip(fwd.inputs[slot], flags) if f)
+    start = len(block.ops)
+    walk.emit(fwd, need)
+    grads = {grad_var_name(n): n for n in fwd.input_arg_names + fwd.output_arg_names}
+    return [o.desc for o in block.ops[start:]], grads
+
+
 def _append_grad_suffix_(name):
     """``name@GRAD`` (fluid's helper of the same name)."""
     return grad_var_name(name)

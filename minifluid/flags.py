@@ -41,6 +41,10 @@ ACCEPTED = {
 }
 """name -> (type, default): fluid 1.8's other public flags, kept but without effect here."""
 
+INTERNAL = {"FLAGS_use_mkldnn": (bool, False)}
+"""name -> (type, default): flags fluid keeps off the public list; ``core.globals()`` reads and sets them
+(Paddle's op tests read FLAGS_use_mkldnn there), ``set_flags`` refuses them as fluid does."""
+
 FLAGS = {**HONOURED, **ACCEPTED}
 
 
@@ -80,7 +84,7 @@ class FlagRegistry:
 
     @staticmethod
     def _spec(name):
-        spec = FLAGS.get(name)
+        spec = FLAGS.get(name) or INTERNAL.get(name)
         if spec is None:
             raise KeyError(f"{name} is not a public flag; the public ones are {sorted(FLAGS)}")
         return spec

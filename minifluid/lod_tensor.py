@@ -86,17 +86,32 @@ class LoDTensor:
     def _is_initialized(self):
         return self._array is not None
 
-    def _get_float_element(self, i):
-        """Element ``i`` of the flattened data, as a float (fluid's element accessor)."""
-        return float(np.asarray(self).reshape(-1)[i])
+    def _set_dims(self, dims):
+        """fluid's resize before ``set``: the next ``set`` brings the data, so only a held array of another
+        size is dropped (an empty one of the new shape stands in until then)."""
+        dims = tuple(int(d) for d in dims)
+        if self._array is None or self._array.shape != dims:
+            self._replace(np.zeros(dims, dtype=self._array.dtype if self._array is not None else "float32"))
 
-    def _set_float_element(self, i, value):
-        """Set element ``i`` of the flattened data, on a copy: an array the tensor was set from keeps its values."""
-        arr = np.array(self)
-        arr.reshape(-1)[i] = value
-        self.set(arr, self._placement)
+    def _replace(self, array):
+        """Hold ``array`` from now on (a scope tensor also writes it through)."""
+        self._array = array
 
-    _get_double_element, _set_double_element = _get_float_element, _set_float_element
+    def _element(self, i):
+        return self._array.reshape(-1)[i].item()
+
+    def _set_element(self, i, value):
+        if not self._array.flags.writeable or not self._array.flags.c_contiguous:
+            self._replace(np.array(self._array))
+        self._array.reshape(-1)[i] = value
+
+    _get_float_element = _get_double_element = _element
+    _set_float_element = _set_double_element = _set_element
+
+    def _copy(self, place=None):
+        """A deep copy (data and LoD) on ``place``."""
+        tensor = LoDTensor(None if self._array is None else self._array.copy(), self._lod, place or self._placement)
+        return tensor
 
     def place(self):
         return self._placement

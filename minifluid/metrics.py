@@ -8,7 +8,7 @@ import copy
 import numpy as np
 
 __all__ = ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy", "ChunkEvaluator", "EditDistance",
-           "Auc"]
+           "Auc", "DetectionMAP"]
 
 
 def _is_numpy(value):
@@ -264,3 +264,52 @@ class Auc(MetricBase):
             return 0.0
         area = float(np.sum(neg * (2 * tot_pos - pos)) / 2.0)
         return area / tot_pos[-1] / tot_neg[-1]
+
+
+class DetectionMAP:
+    """fluid 1.8's DetectionMAP: builds, in the current program, the mAP of this batch and the mAP accumulated
+    since the last ``reset`` (detection_map ops sharing persistable PosCount / TruePos / FalsePos states and a
+    ``has_state`` flag). ``get_map_var()`` returns the two Variables to fetch; ``reset(executor)`` starts the
+    accumulation again."""
+
+    def __init__(self, input, gt_label, gt_box, gt_difficult=None, class_num=None, background_label=0,
+                 overlap_threshold=0.5, evaluate_difficult=True, ap_version="integral"):
+        from . import layers, unique_name
+        from .initializer import Constant
+        from .layers.helper import LayerHelper
+        self.helper = LayerHelper("map_eval")
+        gt_label = layers.cast(x=gt_label, dtype=gt_box.dtype)
+        parts = [gt_label] if gt_difficult is None else [gt_label, layers.cast(x=gt_difficult, dtype=gt_box.dtype)]
+        label = layers.concat(parts + [gt_box], axis=1)
+        common = dict(overlap_threshold=overlap_threshold, evaluate_difficult=evaluate_difficult,
+                      ap_version=ap_version)
+        self.cur_map = layers.detection_map(input, label, class_num, background_label, **common)
+
+        def state(suffix, dtype, shape=None):
+            return self.helper.create_variable(name="_".join([unique_name.generate(self.helper.name), suffix]),
+                                               persistable=True, dtype=dtype, shape=shape)
+        states = [state("accum_pos_count", "int32", [class_num, 1]), state("accum_true_pos", "float32", [1, 2]),
+                  state("accum_false_pos", "float32", [1, 2])]
+        self.has_state = state("has_state", "int32", [1])
+        for var in states + [self.has_state]:  # the states are read only once has_state is 1; they need a value
+            self.helper.set_variable_initializer(var, initializer=Constant(value=0))
+        self.accum_map = layers.detection_map(input, label, class_num, background_label, has_state=self.has_state,
+                                              input_states=states, out_states=states, **common)
+        layers.fill_constant(shape=self.has_state.shape, value=1, dtype=self.has_state.dtype, out=self.has_state)
+
+    def get_map_var(self):
+        """(the current batch's mAP, the accumulated mAP)."""
+        return self.cur_map, self.accum_map
+
+    def reset(self, executor, reset_program=None):
+        """Clear the accumulation: runs a program setting ``has_state`` to 0 (in ``reset_program`` if given)."""
+        from . import layers
+        from .framework import Program, program_guard
+        if reset_program is None:
+            reset_program = Program()
+        with program_guard(main_program=reset_program):
+            v = self.has_state
+            var = reset_program.current_block().create_var(name=v.name, shape=v.shape, dtype=v.dtype,
+                                                           persistable=v.persistable)
+            layers.fill_constant(shape=var.shape, value=0, dtype=var.dtype, out=var)
+        executor.run(reset_program)

@@ -5,6 +5,10 @@ Paddle writes for the same values: one file per variable (``dirname/<name>``), o
 ``filename=``, every variable in one file in the order of the sorted names. With neither ``dirname``
 nor ``filename``, ``save_vars`` returns those bytes and ``load_vars(dirname=None, filename=bytes)``
 reads them. Files minifluid 0.1 wrote (numpy ``.npy`` / ``.npz``) still load, with a warning.
+
+The ``load`` op (fluid.layers.load) is registered here, beside the file format it reads (ops/ stays below the
+file formats): it fills its output from one such file when the program runs, with its LoD; ``seek`` / ``shape``
+read a slice of the data (``shape`` elements from element ``seek`` on), ``load_as_fp16`` casts to float16.
 """
 import io
 import os
@@ -18,6 +22,7 @@ from .framework.variable import Parameter, VarType
 from .io_format import legacy
 from .lod_tensor import offsets_to_lengths
 from .io_format.tensor_file import ModelFormatError, read_tensor, read_tensors, write_tensor
+from .ops.registry import register_op
 
 __all__ = ["save_vars", "load_vars", "save_params", "load_params", "save_persistables", "load_persistables",
            "is_parameter", "is_persistable", "is_belong_to_optimizer", "get_program_parameter",
@@ -233,3 +238,37 @@ def load_persistables(executor, dirname, main_program=None, filename=None):
         executor, dirname, main_program, filename: as for ``save_params``.
     """
     load_vars(executor, dirname, main_program, predicate=is_persistable, filename=filename)
+
+
+# --- the load op ---------------------------------------------------------------------------------------
+def _load_infer(attrs):
+    if attrs["seek"] != -1 and attrs["seek"] < 0:
+        raise ValueError(f"load: seek must be -1 (the whole tensor) or an element offset >= 0, but received "
+                         f"{attrs['seek']}.")
+    return None
+
+
+@register_op("load", inputs=(), outputs=("Out",),
+             attrs={"file_path": "", "load_as_fp16": False, "seek": -1, "shape": []},
+             infer_shape=_load_infer, context=True, no_gradient=True)
+def _load(ctx, attrs):
+    _load_infer(attrs)
+    path = attrs["file_path"]
+    name = ctx.op.outputs["Out"][0]
+    if not os.path.isfile(path):
+        raise ModelFormatError(f"Load operator fail to open file {path}, please check whether the model file is "
+                               f"complete or damaged (no file for variable {name!r}).")
+    with open(path, "rb") as f:
+        value, lod = read_tensor(f, path, name)
+    if attrs["seek"] != -1:
+        shape = [int(d) for d in attrs["shape"]]
+        count = int(np.prod(shape))
+        flat = value.reshape(-1)
+        if attrs["seek"] + count > flat.size:
+            raise ModelFormatError(f"load: {path} holds {flat.size} elements of {name!r}; seek {attrs['seek']} with "
+                                   f"shape {shape} reads past its end.")
+        value, lod = flat[attrs["seek"]:attrs["seek"] + count].reshape(shape).copy(), []
+    if attrs["load_as_fp16"]:
+        value = value.astype(np.float16)
+    ctx.set_output_lod("Out", [np.diff(level).tolist() for level in lod])
+    return value

@@ -168,11 +168,26 @@ seed op and the walk's hook) raises it by 171, what it came to (28,050 before it
 fluid.contrib.layers' fused_elemwise_activation, fused_embedding_seq_pool, partial_concat / partial_sum and
 shuffle_batch (ops/fused_elemwise.py, fused_embedding.py, partial.py, shuffle_batch.py with their layers in
 contrib/layers/nn.py) raise it by 251, what they came to (28,221 before them): to 28,472.
+match_matrix_tensor, var_conv_2d and sequence_topk_avg_pooling (ops/text_match.py 150, their layers 47) raise it by
+197, what they came to (28,472 before them): to 28,669.
+fluid.dygraph Layers in static mode (dygraph/emit.py, mode-aware parameters and checks in dygraph/layer.py) with
+the fluid 1.8 internals the imperative tests read (BackwardStrategy, extract_vars, _grad_ivar ...) raise it by 108,
+what they came to (28,050 before them): to 28,777 with the others above (28,669).
+The op-test harness's API (fluid.op's Operator, framework/op_proto.py's OpProtoHolder, core.get_grad_op_desc and
+friends, Blocks that run their ops in dygraph mode, LoDTensor element access) raises it by 239 (247, less the 8 of
+the Tensor.value() it replaces), what it came to (28,777 before it): to 29,016.
+Faster R-CNN / FPN proposals (ops/detection_rpn.py: generate_proposals, distribute_fpn_proposals,
+collect_fpn_proposals; layers/detection_rcnn.py and exports) raise it by 198, their training targets
+(ops/detection_target.py: rpn_target_assign, retinanet_target_assign, generate_proposal_labels, with their layers)
+by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon scan for all RoIs at once),
+detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
+layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,894.
+fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables, LoDTensor's element accessors) raises it by 301, what it came to (28,472 before
-it): to 28,773.
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 287, what it came to (29,929 before
+it): to 30,216.
 """
 import ast
 import io
@@ -183,7 +198,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 28_773
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_216
 
 
 def code_lines(path):

@@ -36,6 +36,7 @@ MODULE_MAP = {
     "paddle": "minifluid.compat.paddle_ns",
     "paddle.fluid": "minifluid",
     "paddle.fluid.core": "minifluid.core",
+    "paddle.fluid.op": "minifluid.op",
     "paddle.fluid.framework": "minifluid.framework",
     "paddle.fluid.unique_name": "minifluid.framework.unique_name",
     "paddle.fluid.executor": "minifluid.executor",

@@ -48,10 +48,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": """MultiHeadAttention Transformer TransformerEncoder TransformerEncoderLayer TransformerDecoder
             TransformerDecoderLayer"""},
     "detection": {
-        "paddle.fluid.layers": """rpn_target_assign retinanet_target_assign
-            generate_proposal_labels generate_proposals generate_mask_labels
-            retinanet_detection_output distribute_fpn_proposals
-            collect_fpn_proposals""",
         "paddle.nn.functional": "sigmoid_focal_loss"},
     "image ops": {
         "paddle.nn": "Pad1D Pad3D PixelShuffle UpsamplingBilinear2D UpsamplingNearest2D",
@@ -127,7 +123,6 @@ NOT_SUPPORTED_YET = {
     "model export and serialization (paddle 2.x)": {
         "paddle.static": """serialize_program deserialize_program serialize_persistables deserialize_persistables
             save_to_file load_from_file""",
-        "paddle.fluid.layers": "load",
         "paddle": "onnx"},
     "static-graph layers (paddle.static.nn)": {"paddle.static": "nn"},
     "custom ops": {"paddle.fluid": "load_op_library"},

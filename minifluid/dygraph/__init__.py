@@ -21,7 +21,7 @@ namespaces (paddle_nn, functional, paddle_optimizer, paddle_io) are imported by 
 namespace, not here.
 """
 from . import base, container, jit, nn, parallel
-from .base import (disable_dygraph, disable_imperative, enable_dygraph, enable_imperative, enabled, grad, guard,
+from .base import (BackwardStrategy, disable_dygraph, disable_imperative, enable_dygraph, enable_imperative, enabled, grad, guard,
                    in_dygraph_mode, no_grad, to_variable)
 from .. import lr_decay as learning_rate_scheduler
 from ..lr_decay import (CosineDecay, ExponentialDecay, InverseTimeDecay, LambdaDecay, LinearLrWarmup, MultiStepDecay,
@@ -40,7 +40,7 @@ from .tensor import ParamBase, Tensor
 
 VarBase = Tensor
 
-__all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose",
+__all__ = ["BCELoss", "BackwardStrategy", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose",
            "CosineDecay",
            "DataParallel", "Dropout", "Embedding", "ExponentialDecay", "GRUUnit", "GroupNorm", "InstanceNorm",
            "InverseTimeDecay", "L1Loss", "LambdaDecay", "Layer", "LayerList", "LayerNorm", "Linear", "LinearLrWarmup",

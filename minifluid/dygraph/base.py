@@ -13,13 +13,14 @@ import numpy as np
 
 from ..framework import dygraph_mode, unique_name
 from ..framework.program import Program, program_guard
+from ..framework.variable import Variable
 from ..lod_tensor import LoDTensor
 from ..places import CPUPlace
 from .autograd import grad  # noqa: F401  (fluid.dygraph.base.grad)
 from .tensor import Tensor, default_tracer
 from .tracer import Tracer
 
-__all__ = ["disable_dygraph", "disable_imperative", "disable_static", "eager_api", "enable_dygraph",
+__all__ = ["BackwardStrategy", "disable_dygraph", "disable_imperative", "disable_static", "eager_api", "enable_dygraph",
            "enable_imperative", "enable_static", "enabled", "grad", "guard", "in_dygraph_mode", "no_grad", "to_variable"]
 
 in_dygraph_mode = dygraph_mode.in_dygraph_mode
@@ -79,16 +80,19 @@ def disable_static(place=None):
 
 
 def to_variable(value, name=None, zero_copy=None, dtype=None):
-    """An eager tensor (``stop_gradient=True``) holding ``value`` (ndarray, LoDTensor or Tensor).
+    """An eager tensor (``stop_gradient=True``) holding ``value`` (ndarray, LoDTensor or Tensor). A Variable
+    comes back as it is, in either mode: a layer's forward may call ``to_variable`` on its input in static mode.
 
     Raises:
-        AssertionError: outside dygraph mode (as fluid). TypeError: for other value types.
+        AssertionError: data outside dygraph mode (as fluid). TypeError: for other value types.
     """
-    tracer = dygraph_mode._tracer
-    assert tracer is not None, ("We Only support to_variable in imperative mode, please use fluid.dygraph.guard() "
-                                "as context to run it in imperative Mode")
     if isinstance(value, Tensor):
         return value if dtype is None else value.astype(dtype)
+    if isinstance(value, Variable):
+        from ..layers import cast  # here: layers/ imports this package
+        return value if dtype is None else cast(value, dtype)
+    tracer = dygraph_mode._tracer
+    assert tracer is not None, "to_variable could only be called in dygraph mode"
     if not isinstance(value, (np.ndarray, LoDTensor)) and not hasattr(value, "__cuda_array_interface__"):
         raise TypeError("The type of 'value' in fluid.dygraph.to_variable must be (numpy.ndarray, core.VarBase, "
                         f"framework.Variable, core.Tensor, core.LoDTensor), but received {type(value)}")
@@ -96,6 +100,15 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
     if name is not None:
         t.name = name
     return t if dtype is None else t.astype(dtype)
+
+
+class BackwardStrategy:
+    """fluid 1.8's ``fluid.dygraph.BackwardStrategy``, taken by ``loss.backward(strategy)``. ``sort_sum_gradient``
+    asks that a tensor's gradients from several uses be summed in a fixed order; minifluid's backward always sums
+    them in the tape's (deterministic) order, so the flag changes nothing."""
+
+    def __init__(self):
+        self.sort_sum_gradient = False
 
 
 class no_grad:
@@ -136,4 +149,5 @@ def eager_api(fn):
             return fn(*args, **kwargs)
         finally:
             dygraph_mode.switch_tracer(old)
+    wrapper.eager_api = True  # dygraph/layer.py: such layers make eager parameters by default
     return wrapper

@@ -13,15 +13,32 @@ import itertools
 
 from ..executor import Executor, Scope, scope_guard
 from ..executor.compiled import BuildStrategy, ExecutionStrategy
-from ..framework import dygraph_mode
+from ..framework import _dygraph_guard, dygraph_mode
 from ..framework.program import Program
+from ..framework.variable import Variable
 from ..inference_model import save_inference_model as _save_inference_model
 from ..places import CPUPlace
 from .layer import Layer
 from .tensor import ParamBase, Tensor
 
-__all__ = ["TracedLayer"]
+__all__ = ["TracedLayer", "extract_vars"]
 
+
+def extract_vars(inputs):
+    """The Variables in ``inputs`` (a Variable, or nested lists / tuples of them), depth first."""
+    if isinstance(inputs, Variable):
+        return [inputs]
+    if isinstance(inputs, (list, tuple)):
+        return [v for item in inputs for v in extract_vars(item)]
+    return []
+
+
+
+
+def _static():
+    """Write to the recorded Program as to any static one, though dygraph mode is on (NOTE [ Blocks in dygraph
+    mode ] in framework/block.py: Blocks run their ops eagerly there)."""
+    return _dygraph_guard(None)
 
 class _Recorder:
     """Appends each op the tracer runs to ``program`` (see the module docstring)."""
@@ -37,7 +54,8 @@ class _Recorder:
     def _declare(self, t, name, shape=None, persistable=False):
         self.names[id(t)] = name
         self.held.append(t)  # keeps the id taken while the trace runs
-        self.block.create_var(name=name, shape=shape, dtype=t.dtype, persistable=persistable)
+        with _static():
+            self.block.create_var(name=name, shape=shape, dtype=t.dtype, persistable=persistable)
         return name
 
     def _input(self, t):
@@ -67,7 +85,8 @@ class _Recorder:
                 ts = list(ts) if isinstance(ts, (list, tuple)) else [ts]
                 written[slot] = [self._output(t) for t in ts]
                 made += zip(written[slot], ts)
-        self.block.append_op(type=type, inputs=inputs, outputs=written, attrs=dict(attrs))
+        with _static():
+            self.block.append_op(type=type, inputs=inputs, outputs=written, attrs=dict(attrs))
         for name, t in made:  # what the op's shape inference could not say: the shape it ran with
             var = self.block.vars[name]
             if var.shape is None and t._value is not None:
@@ -84,8 +103,10 @@ class _Recorder:
                 self._rename(old, new)
                 self.tmp.discard(old)
             else:  # an input or a parameter handed straight back: copy it out
-                self.block.create_var(name=new, dtype=t.dtype, shape=list(t.shape))
-                self.block.append_op(type="assign", inputs={"X": [self._input(t)]}, outputs={"Out": [new]})
+                source = self._input(t)
+                with _static():
+                    self.block.create_var(name=new, dtype=t.dtype, shape=list(t.shape))
+                    self.block.append_op(type="assign", inputs={"X": [source]}, outputs={"Out": [new]})
             self.names[id(t)] = new
             names.append(new)
         return names
@@ -122,6 +143,13 @@ class TracedLayer:
     @property
     def program(self):
         return self._program
+
+    def _switch(self, is_test=True):
+        """Set ``is_test`` on every op of the program that has it (inference or training behaviour)."""
+        for block in self._program.blocks:
+            for op in block.ops:
+                if op.has_attr("is_test"):
+                    op._set_attr("is_test", is_test)
 
     @staticmethod
     def trace(layer, inputs):
@@ -184,5 +212,5 @@ class TracedLayer:
         feeds = pick(self._feed_names, feed, "input")
         targets = [self._program.global_block().var(n) for n in pick(self._fetch_names, fetch, "output")]
         self._share()
-        with scope_guard(self._scope):
+        with scope_guard(self._scope), _static():
             _save_inference_model(dirname, feeds, targets, self._exe, main_program=self._program.clone())

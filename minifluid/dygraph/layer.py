@@ -6,15 +6,25 @@ paddle 2.x save them. ``train()`` / ``eval()`` set ``training`` on the layer and
 layers with train/test behaviour (Dropout, BatchNorm) pass ``is_test = not self.training`` to their
 op. Unlike fluid 1.8, ``eval()`` does not also switch off gradient recording for the whole program
 (use ``fluid.dygraph.no_grad()`` for that).
+
+As in fluid 1.8, a layer works in both modes. Built inside ``fluid.dygraph.guard()`` its parameters
+are eager (ParamBase, initialised at once) and its calls run eagerly; built outside, they are static
+Parameters of the default main program (initialisers in the startup program, same names) and each
+call appends its ops to the current Program (dygraph/emit.py). A layer is called in the mode its
+parameters were made in; the other mode is a clear error. The paddle 2.x layers (paddle_nn.py), whose
+calls run eagerly in any mode, also make eager parameters unless ``paddle.enable_static()`` was called.
 """
 import collections
 import re
 
 import numpy as np
 
-from ..framework import unique_name
-from ..framework.variable import Variable
+from ..executor.scope import global_scope
+from ..framework import dygraph_mode, unique_name
+from ..framework.variable import Parameter, Variable
+from ..layers.activation import check_variable_and_dtype
 from ..layers.helper import LayerHelper
+from . import base
 from .tensor import ParamBase, default_tracer
 
 __all__ = ["Layer"]
@@ -30,8 +40,27 @@ def _check_tensor_inputs(layer, inputs):
         if x is not None and not isinstance(x, Variable):
             kind = type(x)
             kind = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            if dygraph_mode._tracer is None:
+                raise TypeError(f"{type(layer).__name__} (built in static mode) expects a Variable as input {i}, "
+                                f"but got {kind}; feed data through fluid.data(...) variables")
             raise TypeError(f"{type(layer).__name__} expects a Tensor as input {i}, but got {kind}; convert it "
                             "first with fluid.dygraph.to_variable(x) (paddle 2.x: paddle.to_tensor(x))")
+
+
+def _eager_by_default(layer):
+    """A paddle 2.x layer (its calls wrapped by ``eager_api``) makes eager parameters outside dygraph mode,
+    unless ``paddle.enable_static()`` asked for static mode."""
+    return getattr(type(layer).__call__, "eager_api", False) and not base._static_requested
+
+
+def _wrong_mode(layer, mode):
+    if mode == "static":
+        raise RuntimeError(f"{type(layer).__name__} ({layer.full_name()}) was built in static mode (its parameters "
+                           "are static Parameters of a Program): call it outside fluid.dygraph.guard(), or build "
+                           "it inside the guard to run it eagerly")
+    raise RuntimeError(f"{type(layer).__name__} ({layer.full_name()}) was built in dygraph mode (its parameters are "
+                       "eager tensors): call it inside fluid.dygraph.guard(), or build it outside the guard to "
+                       "append its ops to a static Program")
 
 
 class Layer:
@@ -59,26 +88,50 @@ class Layer:
     _tensor_inputs = False
     """True for minifluid's own layers: every positional input must be a Tensor (a user's layer may
     take anything, as in fluid)."""
+    _input_dtypes = ()
+    """(argument name, allowed dtypes) per positional input, checked in static mode (as fluid 1.8 does)."""
+
+    _param_mode = None
+    """'dygraph' or 'static' once the layer holds a parameter made in that mode."""
 
     def __call__(self, *inputs, **kwargs):
+        mode = self._param_mode
+        if mode is not None and (mode == "static") is (dygraph_mode._tracer is not None):
+            _wrong_mode(self, mode)
         if self._tensor_inputs:
             _check_tensor_inputs(self, inputs)
+            if dygraph_mode._tracer is None:  # build time: fluid checks the dtypes in static mode only
+                for x, (name, dtypes) in zip(inputs, self._input_dtypes):
+                    check_variable_and_dtype(x, name, dtypes, type(self).__name__)
         return self.forward(*inputs, **kwargs)
 
     # --- parameters and sublayers ----------------------------------------------------------------
     def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
-        """An eager parameter named ``<full_name>.w_<k>`` (``.b_<k>`` for biases), initialised now like
-        the static layers' (Xavier weights, zero biases unless ``attr``/``default_initializer`` say)."""
+        """A parameter named ``<full_name>.w_<k>`` (``.b_<k>`` for biases), initialised like the static
+        layers' (Xavier weights, zero biases unless ``attr``/``default_initializer`` say): in dygraph mode
+        an eager parameter filled now, in static mode a Parameter of the default main program whose
+        initialiser op goes to the default startup program."""
         if attr is False:
             return None
         helper = LayerHelper(type(self).__name__, name=self._full_name)
-        attr, shape = helper._param_attr(attr, shape, is_bias, default_initializer)
-        return default_tracer().create_parameter(attr, shape, dtype or self._dtype)
+        dtype = dtype or self._dtype
+        if dygraph_mode._tracer is None and _eager_by_default(self):
+            attr, shape = helper._param_attr(attr, shape, is_bias, default_initializer)
+            return default_tracer().create_parameter(attr, shape, dtype)
+        return helper.create_parameter(attr, shape, dtype, is_bias, default_initializer)
 
     def add_parameter(self, name, parameter):
         self._require_init()
+        if parameter is not None and not isinstance(parameter, Parameter):
+            raise TypeError(f"parameter assignment requires Parameter or None, but got "
+                            f"'{type(parameter).__name__}'")
         self._parameters[name] = parameter
+        if parameter is not None:
+            self._note_mode(parameter)
         return parameter
+
+    def _note_mode(self, param):
+        self.__dict__["_param_mode"] = "dygraph" if isinstance(param, ParamBase) else "static"
 
     def add_sublayer(self, name, sublayer):
         self._require_init()
@@ -91,11 +144,12 @@ class Layer:
 
     def __setattr__(self, name, value):
         d = self.__dict__
-        if isinstance(value, ParamBase):
+        if isinstance(value, Parameter):
             self._require_init()
             d.pop(name, None)
             d["_sub_layers"].pop(name, None)
             d["_parameters"][name] = value
+            self._note_mode(value)
         elif isinstance(value, Layer):
             self._require_init()
             d.pop(name, None)
@@ -187,7 +241,8 @@ class Layer:
 
     def set_dict(self, stat_dict, include_sublayers=True, use_structured_name=True):
         """Copy values (ndarrays or Tensors) into the parameters, by structured name (or by parameter
-        name when ``use_structured_name`` is False).
+        name when ``use_structured_name`` is False). A static layer's values go to the global scope,
+        where its Program reads them (run the startup program first: it would overwrite them).
 
         Raises:
             AssertionError: a parameter is missing from ``stat_dict`` or has another shape.
@@ -196,10 +251,13 @@ class Layer:
             key = key if use_structured_name else param.name
             assert key in stat_dict, f"Parameter not found, Can't not find [ {key} ] in stat_dict"
             value = np.asarray(stat_dict[key])
-            assert list(value.shape) == param.shape, (
-                f"Parameter shape not match, Dygraph Parameter [ {key} ] need tensor with shape {param.shape} "
+            assert list(value.shape) == list(param.shape), (
+                f"Parameter shape not match, Dygraph Parameter [ {key} ] need tensor with shape {list(param.shape)} "
                 f"but load tensor with shape {list(value.shape)}")
-            param.set_value(value)
+            if isinstance(param, ParamBase):
+                param.set_value(value)
+            else:
+                global_scope().var(param.name).get_tensor().set(value.astype(param.dtype, copy=False))
 
     load_dict = set_dict
     set_state_dict = set_dict

@@ -4,35 +4,16 @@ nn_more.py, nn_units.py and losses.py).
 Each layer runs what ``layers/wiring.py`` describes for its static twin (``fc``, ``conv2d`` ...):
 ``__init__`` creates the parameters it lists, once, with the static layers' defaults (Xavier
 weights, zero biases, conv filters Normal(0, sqrt(2 / (kh * kw * C)))), and ``forward`` runs the
-same ops through ``EagerEmit``, straight into the tracer: no LayerHelper on the per-step path.
+same ops through ``emitter(self)`` (dygraph/emit.py): straight into the tracer in dygraph mode (no
+LayerHelper on the per-step path), appended to the current Program in static mode.
 """
 from ..layers import wiring
+from .emit import EagerEmit, emitter  # noqa: F401  (EagerEmit: re-exported for functional.py)
 from .layer import Layer
-from .tensor import Tensor, default_tracer
 
 __all__ = ["BCELoss", "BatchNorm", "BilinearTensorProduct", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose",
            "Dropout", "Embedding", "GRUUnit", "GroupNorm", "InstanceNorm", "L1Loss", "LayerNorm", "Linear", "MSELoss",
            "NCE", "NLLLoss", "PRelu", "Pool2D", "SpectralNorm", "TreeConv"]
-
-
-class _EagerEmit:
-    """The wiring's emitter in eager mode: each op runs now; outputs are fresh eager tensors."""
-
-    @staticmethod
-    def op(type, inputs, attrs=None, out="Out", extra=None):
-        result = Tensor(None, stop_gradient=False)
-        outputs = {out: result}
-        for slot, v in (extra or {}).items():
-            outputs[slot] = Tensor(None) if isinstance(v, wiring.New) else v
-        default_tracer().trace_op(type, inputs, outputs, attrs)
-        return result
-
-    bias = wiring.StaticEmit.bias
-    act = wiring.StaticEmit.act
-
-
-EagerEmit = _EagerEmit()
-"""The emitter the eager layers (and ``paddle.nn.functional.linear``) run the wiring with."""
 
 
 def _params(layer, specs):
@@ -55,7 +36,7 @@ class Linear(Layer):
         self.weight, self.bias = _params(self, wiring.fc_params([input_dim], output_dim, [param_attr], bias_attr))
 
     def forward(self, input):
-        return wiring.fc_ops(EagerEmit, [input], [self.weight], self.bias, len(input._value.shape) - 1, self._act)
+        return wiring.fc_ops(emitter(self), [input], [self.weight], self.bias, len(input.shape) - 1, self._act)
 
 
 class Conv2D(Layer):
@@ -71,7 +52,7 @@ class Conv2D(Layer):
                                                                     param_attr, bias_attr))
 
     def forward(self, input):
-        return wiring.conv2d_ops(EagerEmit, input, self.weight, self.bias, self._attrs, self._act)
+        return wiring.conv2d_ops(emitter(self), input, self.weight, self.bias, self._attrs, self._act)
 
 
 class Pool2D(Layer):
@@ -84,7 +65,7 @@ class Pool2D(Layer):
                                           use_cudnn, ceil_mode, exclusive, data_format)
 
     def forward(self, input):
-        return EagerEmit.op("pool2d", {"X": input}, self._attrs)
+        return emitter(self).op("pool2d", {"X": input}, self._attrs)
 
 
 class BatchNorm(Layer):
@@ -103,7 +84,7 @@ class BatchNorm(Layer):
 
     def forward(self, input):
         attrs = dict(self._attrs, is_test=self._is_test or not self.training)
-        return wiring.batch_norm_ops(EagerEmit, input, [self.weight, self.bias, self._mean, self._variance], attrs,
+        return wiring.batch_norm_ops(emitter(self), input, [self.weight, self.bias, self._mean, self._variance], attrs,
                                      self._act)
 
 
@@ -116,11 +97,14 @@ class Dropout(Layer):
         self._is_test = is_test
 
     def forward(self, input):
-        return wiring.dropout_ops(EagerEmit, input, dict(self._attrs, is_test=self._is_test or not self.training))
+        return wiring.dropout_ops(emitter(self), input, dict(self._attrs, is_test=self._is_test or not self.training))
 
 
 for _layer in (BatchNorm, Conv2D, Dropout, Linear, Pool2D):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
+_FLOATS = ("float16", "float32", "float64")
+BatchNorm._input_dtypes = Conv2D._input_dtypes = Linear._input_dtypes = (("input", _FLOATS),)
+Pool2D._input_dtypes = (("input", ("int8", "uint8") + _FLOATS),)
 
 
 # fluid 1.8's dygraph.nn holds these too; their modules import this one, so they come last

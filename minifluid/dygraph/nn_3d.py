@@ -8,9 +8,8 @@ import numpy as np
 from ..initializer import Normal
 from ..layers.activation import check_variable_and_dtype
 from ..param_attr import ParamAttr
+from .emit import emitter
 from .layer import Layer
-from .nn_units import _act, _run
-from .tensor import apply
 
 __all__ = ["Conv3D", "Conv3DTranspose", "SpectralNorm"]
 
@@ -32,10 +31,9 @@ class _Conv3DBase(Layer):
                 "padding_algorithm": "EXPLICIT", "data_format": "NCDHW"}
 
     def forward(self, input):
-        out, = _run(self.op_type, {"Input": input, "Filter": self.weight}, ("Output",), self._op_attrs)
-        if self.bias is not None:
-            out = apply("elementwise_add", {"X": out, "Y": self.bias}, {"axis": 1})
-        return _act(out, self._act)
+        emit = emitter(self)
+        out = emit.op(self.op_type, {"Input": input, "Filter": self.weight}, self._op_attrs, out="Output")
+        return emit.act(emit.bias(out, self.bias, 1), self._act)
 
 
 class Conv3D(_Conv3DBase):
@@ -96,9 +94,8 @@ class SpectralNorm(Layer):
 
     def forward(self, weight):
         check_variable_and_dtype(weight, "weight", ("float32", "float64"), "SpectralNorm")
-        out, = _run("spectral_norm", {"Weight": weight, "U": self.weight_u, "V": self.weight_v}, ("Out",),
-                    self._attrs)
-        return out
+        return emitter(self).op("spectral_norm", {"Weight": weight, "U": self.weight_u, "V": self.weight_v},
+                                self._attrs)
 
 
 for _layer in (Conv3D, Conv3DTranspose, SpectralNorm):

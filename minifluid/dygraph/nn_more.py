@@ -8,8 +8,8 @@ from ..initializer import Constant
 from ..layers import wiring
 from ..layers.image import _conv_transpose_padding
 from .layer import Layer
-from .nn import EagerEmit, _params
-from .tensor import apply
+from .emit import emitter
+from .nn import _params
 
 __all__ = ["Conv2DTranspose", "Embedding", "GroupNorm", "InstanceNorm", "LayerNorm", "PRelu"]
 
@@ -22,12 +22,13 @@ class Embedding(Layer):
                  dtype="float32"):
         super().__init__(dtype=dtype)
         self._size = list(size)
-        self._padding_idx = -1 if padding_idx is None else padding_idx if padding_idx >= 0 else size[0] + padding_idx
+        padding_idx = -1 if padding_idx is None else padding_idx if padding_idx >= 0 else size[0] + padding_idx
+        self._attrs = {"is_sparse": is_sparse, "is_distributed": is_distributed, "remote_prefetch": False,
+                       "padding_idx": padding_idx}
         self.weight = self.create_parameter(self._size, param_attr)
 
     def forward(self, input):
-        ids = apply("unsqueeze2", {"X": input}, {"axes": [len(input.shape)]})
-        return apply("lookup_table", {"Ids": ids, "W": self.weight}, {"padding_idx": self._padding_idx})
+        return emitter(self).op("lookup_table_v2", {"Ids": input, "W": self.weight}, self._attrs)
 
 
 class LayerNorm(Layer):
@@ -42,7 +43,7 @@ class LayerNorm(Layer):
                                                                         param_attr, bias_attr))
 
     def forward(self, input):
-        return wiring.layer_norm_ops(EagerEmit, input, self.weight, self.bias, self._epsilon,
+        return wiring.layer_norm_ops(emitter(self), input, self.weight, self.bias, self._epsilon,
                                      len(input.shape) - len(self._shape), self._act)
 
 
@@ -69,8 +70,10 @@ class GroupNorm(Layer):
         self.weight, self.bias = _norm_params(self, channels, param_attr or False, bias_attr or False)
 
     def forward(self, input):
-        y = apply("group_norm", _norm_inputs(input, self.weight, self.bias), self._attrs, out_slot="Y")
-        return EagerEmit.act(y, self._act)
+        emit = emitter(self)
+        y = emit.op("group_norm", _norm_inputs(input, self.weight, self.bias), self._attrs, out="Y",
+                    extra={"Mean": wiring.New(), "Variance": wiring.New()})
+        return emit.act(y, self._act)
 
 
 class InstanceNorm(Layer):
@@ -85,8 +88,9 @@ class InstanceNorm(Layer):
         self.scale, self.bias = _norm_params(self, num_channels, param_attr, bias_attr)
 
     def forward(self, input):
-        return apply("instance_norm", _norm_inputs(input, self.scale, self.bias), {"epsilon": self._epsilon},
-                     out_slot="Y")
+        return emitter(self).op("instance_norm", _norm_inputs(input, self.scale, self.bias),
+                                {"epsilon": self._epsilon}, out="Y",
+                                extra={"SavedMean": wiring.New(), "SavedVariance": wiring.New()})
 
 
 class PRelu(Layer):
@@ -111,7 +115,7 @@ class PRelu(Layer):
         self.weight = self.create_parameter(shape, param_attr, default_initializer=Constant(1.0))
 
     def forward(self, input):
-        return apply("prelu", {"X": input, "Alpha": self.weight}, {"mode": self._mode})
+        return emitter(self).op("prelu", {"X": input, "Alpha": self.weight}, {"mode": self._mode})
 
 
 class Conv2DTranspose(Layer):
@@ -134,11 +138,14 @@ class Conv2DTranspose(Layer):
         self.bias = self.create_parameter([num_filters], bias_attr, is_bias=True)
 
     def forward(self, input):
-        out = apply("conv2d_transpose", {"Input": input, "Filter": self.weight}, self._attrs, "Output")
-        if self.bias is not None:
-            out = apply("elementwise_add", {"X": out, "Y": self.bias}, {"axis": 1})
-        return out if self._act is None else apply(self._act, {"X": out})
+        emit = emitter(self)
+        out = emit.op("conv2d_transpose", {"Input": input, "Filter": self.weight}, self._attrs, out="Output")
+        return emit.act(emit.bias(out, self.bias, 1), self._act)
 
 
 for _layer in (Conv2DTranspose, Embedding, GroupNorm, InstanceNorm, LayerNorm, PRelu):
     _layer._tensor_inputs = True  # a numpy input is a clear TypeError (Layer._tensor_inputs)
+Conv2DTranspose._input_dtypes = (("input", ("float16", "float32", "float64")),)
+InstanceNorm._input_dtypes = LayerNorm._input_dtypes = (("input", ("float32", "float64")),)
+Embedding._input_dtypes = (("input", ("int64",)),)
+PRelu._input_dtypes = (("input", ("float32",)),)

@@ -8,24 +8,14 @@ from ..initializer import NumpyArrayInitializer
 from ..layers.activation import check_variable_and_dtype
 from ..layers.recurrent import _UNIT_ACTS
 from ..layers.sampled_loss import _alias_table
+from ..framework.variable import Variable
 from ..param_attr import ParamAttr
+from .emit import emitter
 from .layer import Layer
-from .tensor import Tensor, apply, default_tracer
 
 __all__ = ["BilinearTensorProduct", "GRUUnit", "NCE", "TreeConv"]
 
 _FLOATS = ("float32", "float64")
-
-
-def _run(op_type, inputs, out_slots, attrs):
-    """Run ``op_type`` eagerly; its outputs ``out_slots`` as fresh tensors, in that order."""
-    outs = {slot: Tensor(None, stop_gradient=False) for slot in out_slots}
-    default_tracer().trace_op(op_type, {k: v for k, v in inputs.items() if v is not None}, outs, attrs)
-    return [outs[slot] for slot in out_slots]
-
-
-def _act(x, act):
-    return x if act is None else apply(act, {"X": x})
 
 
 class GRUUnit(Layer):
@@ -48,7 +38,7 @@ class GRUUnit(Layer):
     def forward(self, input, hidden):
         check_variable_and_dtype(input, "input", _FLOATS, "GRUUnit")
         check_variable_and_dtype(hidden, "hidden", _FLOATS, "GRUUnit")
-        gate, reset_hidden_pre, updated_hidden = _run(
+        gate, reset_hidden_pre, updated_hidden = emitter(self).run(
             "gru_unit", {"Input": input, "HiddenPrev": hidden, "Weight": self.weight, "Bias": self.bias},
             ("Gate", "ResetHiddenPrev", "Hidden"),
             {"activation": self.activation, "gate_activation": self.gate_activation,
@@ -99,12 +89,13 @@ class NCE(Layer):
         check_variable_and_dtype(input, "input", _FLOATS, "NCE")
         check_variable_and_dtype(label, "label", ("int64",), "NCE")
         weight = sample_weight if sample_weight is not None else self._sample_weight
-        if weight is not None and not isinstance(weight, Tensor):
+        if weight is not None and not isinstance(weight, Variable):
             raise TypeError(f"The type of 'sample_weight' in NCE must be Variable or None, but received "
                             f"{type(weight).__name__}")
         inputs = {"Input": input, "Label": label, "Weight": self.weight, "Bias": self.bias, "SampleWeight": weight,
                   **self._tables}
-        cost, _, _ = _run("nce", inputs, ("Cost", "SampleLogits", "SampleLabels"), self._attrs)
+        cost, _, _ = emitter(self).run("nce", inputs, ("Cost", "SampleLogits", "SampleLabels"), self._attrs,
+                                       dtype="infer")
         return cost / float(self._num_neg_samples + 1)
 
 
@@ -122,9 +113,9 @@ class BilinearTensorProduct(Layer):
     def forward(self, x, y):
         check_variable_and_dtype(x, "x", _FLOATS, "BilinearTensorProduct")
         check_variable_and_dtype(y, "y", _FLOATS, "BilinearTensorProduct")
-        out, = _run("bilinear_tensor_product", {"X": x, "Y": y, "Weight": self.weight, "Bias": self.bias},
-                    ("Out",), None)
-        return _act(out, self._act)
+        emit = emitter(self)
+        out = emit.op("bilinear_tensor_product", {"X": x, "Y": y, "Weight": self.weight, "Bias": self.bias})
+        return emit.act(out, self._act)
 
 
 class TreeConv(Layer):
@@ -143,11 +134,10 @@ class TreeConv(Layer):
         self.weight = self.create_parameter([feature_size, 3, output_size, num_filters], param_attr)
 
     def forward(self, nodes_vector, edge_set):
-        out, = _run("tree_conv", {"NodesVector": nodes_vector, "EdgeSet": edge_set, "Filter": self.weight}, ("Out",),
-                    {"max_depth": self._max_depth})
-        if self.bias is not None:
-            out = apply("elementwise_add", {"X": out, "Y": self.bias}, {"axis": -1})
-        return _act(out, self._act)
+        emit = emitter(self)
+        out = emit.op("tree_conv", {"NodesVector": nodes_vector, "EdgeSet": edge_set, "Filter": self.weight},
+                      {"max_depth": self._max_depth})
+        return emit.act(emit.bias(out, self.bias, -1), self._act)
 
 
 for _layer in (BilinearTensorProduct, GRUUnit, NCE, TreeConv):

@@ -14,7 +14,7 @@ from ..dtypes import convert_dtype
 from ..framework import dygraph_mode
 from ..framework import unique_name
 from ..framework.variable import Parameter, Variable
-from ..lod_tensor import float_friendly
+from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.registry import array_module
 from ..places import CPUPlace, CUDAPlace
 from .tracer import Tracer, run_backward
@@ -121,6 +121,12 @@ class Tensor(Variable):
         return "LOD_TENSOR"
 
     # --- data ----------------------------------------------------------------------------------------
+    def value(self):
+        """fluid's ``VarBase.value()``: a handle whose ``get_tensor()`` is a LoDTensor over this tensor's value;
+        ``set`` on it replaces the value. Sequence lengths set there stay on this tensor: the tracer does not
+        carry LoD from op to op."""
+        return _ValueHandle(self)
+
     def numpy(self):
         """A numpy copy of the data; a one-element result still converts with ``float()`` and ``%f`` on
         numpy 2.4+ (as fetched losses do: ``float_friendly`` in lod_tensor.py)."""
@@ -169,8 +175,8 @@ class Tensor(Variable):
         return None if self._grad is None else Tensor(self._grad)
 
     def _grad_ivar(self):
-        """fluid 1.8's VarBase._grad_ivar(): the gradient as a Tensor (None when there is none)."""
-        return self.grad
+        """fluid 1.8's gradient accessor: the gradient as a Tensor named ``<name>@GRAD``, or None."""
+        return None if self._grad is None else Tensor(self._grad, self.name + "@GRAD")
 
     def clear_gradient(self):
         self._grad = None
@@ -267,6 +273,34 @@ class ParamBase(Tensor, Parameter):
 
     def __repr__(self):
         return f"Parameter {self.name}: " + super().__repr__()
+
+
+class _ValueHandle:
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def get_tensor(self):
+        return _TensorView(self._owner)
+
+
+class _TensorView(LoDTensor):
+    """A LoDTensor over an eager tensor's value (``Tensor.value().get_tensor()``)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner):
+        super().__init__(owner._value, getattr(owner, "_lod", None))
+        self._owner = owner
+
+    def set(self, array, place=None):
+        super().set(array, place)
+        self._owner._value = self._array
+
+    def set_recursive_sequence_lengths(self, lengths):
+        super().set_recursive_sequence_lengths(lengths)
+        self._owner._lod = self._lod
 
 
 class EagerBlock:

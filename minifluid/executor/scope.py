@@ -5,6 +5,8 @@ beside them in ``_lods`` so kernels only ever see plain arrays.
 """
 import contextlib
 
+import numpy as np
+
 from ..lod_tensor import LoDTensor, LoDTensorArray
 
 __all__ = ["Scope", "global_scope", "scope_guard"]
@@ -30,6 +32,10 @@ class _ScopeTensor(LoDTensor):
     def set_recursive_sequence_lengths(self, lengths):
         super().set_recursive_sequence_lengths(lengths)
         self._scope._lods[self._name] = self._lod
+
+    def _replace(self, array):
+        self._array = array
+        self._scope._vars[self._name] = array
 
 
 class _ScopeVar:
@@ -67,6 +73,13 @@ class _ScopeVar:
 
     def set_value(self, value):
         self._scope._vars[self._name] = value
+
+    def set_float(self, value):
+        """fluid's scalar variables: stored as a one-element float32 tensor, as kernels read them."""
+        self._scope._vars[self._name] = np.array([value], dtype="float32")
+
+    def set_int(self, value):
+        self._scope._vars[self._name] = np.array([value], dtype="int32")
 
     def value(self):
         return self._scope._vars.get(self._name)

@@ -7,13 +7,14 @@ from . import dygraph_mode, unique_name
 from .dygraph_mode import current_tracer as _dygraph_tracer  # noqa: F401  (fluid.framework._dygraph_tracer)
 from .dygraph_mode import in_dygraph_mode  # noqa: F401  (fluid.framework.in_dygraph_mode)
 from .block import Block
+from .op_proto import OpProtoHolder
 from .operator import Operator
 from .program import (Program, default_main_program, default_startup_program, program_guard,
                       switch_main_program, switch_startup_program)
 from .scopes import device_guard, name_scope
 from .variable import Parameter, Variable, VarType
 
-__all__ = ["Block", "Operator", "Parameter", "Program", "VarType", "Variable", "convert_dtype",
+__all__ = ["Block", "OpProtoHolder", "Operator", "Parameter", "Program", "VarType", "Variable", "convert_dtype",
            "default_main_program", "default_startup_program", "device_guard", "grad_var_name", "name_scope",
            "program_guard", "switch_main_program", "switch_startup_program", "unique_name"]
 

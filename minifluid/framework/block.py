@@ -1,7 +1,7 @@
 """Block: an ordered list of ops and a table of variables, with lookup up the parent chain."""
 from ..dtypes import convert_dtype
 from ..ops.registry import get_op_spec
-from . import unique_name
+from . import dygraph_mode, unique_name
 from .operator import Operator
 from .variable import Parameter, Variable
 
@@ -34,6 +34,12 @@ class Block:
         self.ops = []
 
     # --- variables ---------------------------------------------------------------
+    @property
+    def desc(self):
+        """fluid's BlockDesc handle (``block.desc``, passed to ``op.desc.infer_shape``): minifluid's Block is its
+        own description."""
+        return self
+
     def var(self, name):
         if not isinstance(name, str):
             raise TypeError(f"var name must be a str, got {type(name).__name__}")
@@ -60,7 +66,14 @@ class Block:
         return v
 
     def create_var(self, name=None, shape=None, dtype=_DEFAULT_DTYPE, initializer=None, **kwargs):
-        """A new Variable (or the existing one of that name); ``initializer`` appends its init op here."""
+        """A new Variable (or the existing one of that name); ``initializer`` appends its init op here. In
+        dygraph mode, as in fluid, an empty eager tensor of that name instead (NOTE [ Blocks in dygraph mode ])."""
+        tracer = dygraph_mode.current_tracer()
+        if tracer is not None:
+            return tracer.tensor_type(None, name=name or unique_name.generate("_generated_var"),
+                                      stop_gradient=kwargs.get("stop_gradient", False),
+                                      persistable=bool(kwargs.get("persistable", False)),
+                                      dtype="float32" if dtype is _DEFAULT_DTYPE or dtype is None else dtype)
         name = name or unique_name.generate("_generated_var")
         if name in self.vars:  # fluid returns the existing var for a repeated name, if it matches
             return _check_same(self.vars[name], shape, dtype)
@@ -96,7 +109,16 @@ class Block:
         self._share_lod_levels(op)
         return op
 
+    # NOTE [ Blocks in dygraph mode ]
+    # Code written against Blocks (fluid's op tests, layer code of fluid 1.x) runs unchanged under
+    # ``fluid.dygraph.guard()``, as in fluid: ``create_var`` makes an empty eager tensor and ``append_op``
+    # runs the op at once on the tracer (dygraph/tracer.py), writing its results into the output tensors;
+    # nothing is added to the Block.
     def append_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
+        tracer = dygraph_mode.current_tracer()
+        if tracer is not None:
+            tracer.trace_op(type, inputs or {}, outputs or {}, {k: v for k, v in (attrs or {}).items() if v is not None})
+            return None
         return self._insert_op(len(self.ops), type, inputs, outputs, attrs)
 
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
@@ -111,11 +133,6 @@ class Block:
     def _remove_op(self, index):
         del self.ops[index]
         self.program._bump_version()
-
-    @property
-    def desc(self):
-        """fluid's ``block.desc`` as legacy code passes it on (``op.desc.infer_shape(block.desc)``): the block."""
-        return self
 
     def _infer_outputs(self, op):
         """Fill unknown output shapes/dtypes from the op's infer_shape (one place per op)."""

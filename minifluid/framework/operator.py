@@ -143,6 +143,9 @@ class _OpDescView:
     def output_arg_names(self):
         return self._op.output_arg_names
 
-    def infer_shape(self, block_desc=None):
-        """Fill the op's unknown output shapes and dtypes again (its block did when the op was appended)."""
-        self._op.block._infer_outputs(self._op)
+    def infer_var_type(self, block_desc):
+        """fluid's compile-time type inference: a Block infers its new ops' output types and shapes when the
+        op is appended (Block._infer_outputs), so there is nothing left to do."""
+
+    def infer_shape(self, block_desc):
+        """See ``infer_var_type``: shapes are inferred when the op is appended."""

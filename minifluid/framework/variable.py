@@ -61,7 +61,7 @@ class Variable:
         self.name = name
         self.shape = tuple(int(d) for d in shape) if shape is not None else None
         self.dtype = convert_dtype(dtype) if dtype is not None else None
-        self.lod_level = lod_level
+        self.lod_level = lod_level if lod_level is not None else 0  # fluid: a VarDesc starts at lod_level 0
         self.persistable = persistable
         self.stop_gradient = stop_gradient
         self.type = type

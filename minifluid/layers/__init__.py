@@ -38,7 +38,7 @@ from .deformable import __all__ as _deformable_all
 from .yolo import *  # noqa: F401,F403
 from .yolo import __all__ as _yolo_all
 from .helper import LayerHelper
-from .io import double_buffer, read_file
+from .io import double_buffer, load, read_file
 from .io import layers_data as data
 from .loss import *  # noqa: F401,F403
 from .sampled_loss import *  # noqa: F401,F403
@@ -104,7 +104,7 @@ __all__ = [
     "thresholded_relu",
     "topk", "trace", "transpose", "tril", "triu", "uniform_random", "uniform_random_batch_size_like", "unique",
     "unique_with_counts", "unsqueeze", "unstack", "where", "while_loop", "zeros",
-    "zeros_like"
+    "zeros_like", "load"
 ]
 
 __all__ += _sequence_all  # the sequence (LoD) layers: layers/sequence.py

@@ -16,9 +16,10 @@ from ..dtypes import convert_dtype
 from ..framework import dygraph_mode, unique_name
 from ..framework.program import default_main_program
 from ..framework.variable import Variable, VarType
+from .helper import LayerHelper
 
 __all__ = ["data", "layers_data", "static_only", "read_file", "double_buffer", "ReaderVariable", "build_reader_ops",
-           "insert_read_op"]
+           "insert_read_op", "load"]
 
 
 def static_only(api_name):
@@ -188,3 +189,13 @@ def double_buffer(reader, place=None, name=None):
     block._insert_op(index, "create_double_buffer_reader", inputs={"UnderlyingReader": [reader]},
                      outputs={"Out": [buffered]}, attrs={"place": str(place) if place is not None else ""})
     return buffered
+
+
+def load(out, file_path, load_as_fp16=None):
+    """Append a ``load`` op filling the Variable ``out`` from ``file_path``, a file in fluid's LoDTensor format
+    (fluid.io.save_vars writes one per variable), with its LoD; ``load_as_fp16`` casts the value to float16.
+    (fluid 1.8's layer passed its output under a misspelt keyword and failed; this one works.)"""
+    attrs = {"file_path": file_path}
+    if load_as_fp16 is not None:
+        attrs["load_as_fp16"] = load_as_fp16
+    LayerHelper("load").append_op(type="load", inputs={}, outputs={"Out": [out]}, attrs=attrs)

@@ -14,9 +14,11 @@ from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
 from . import center_loss, conv3d, ctr, inplace_abn, pool3d, spectral_norm, vision_select  # noqa: F401
 from . import cudnn_lstm, gather_tree  # noqa: F401  (fluid.layers.lstm; BeamSearchDecoder)
 from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
+from . import detection_rpn, detection_target  # noqa: F401  (Faster R-CNN / FPN proposals; training targets)
+from . import detection_map, detection_mask, detection_retina  # noqa: F401  (mAP; Mask R-CNN targets; RetinaNet)
 from . import roi  # noqa: F401  (roi_pool, roi_align, psroi_pool, prroi_pool)
 from . import deformable, roi_perspective, yolo  # noqa: F401  (deformable conv and ROI pooling; YOLOv3)
 from . import tree_conv  # noqa: F401  (TBCNN's tree convolution)
-from . import fused_elemwise, fused_embedding, partial, shuffle_batch  # noqa: F401  (fluid.contrib.layers)
+from . import fused_elemwise, fused_embedding, partial, shuffle_batch, text_match  # noqa: F401  (fluid.contrib)
 
 __all__ = ["registry"]

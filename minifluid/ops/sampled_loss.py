@@ -78,6 +78,15 @@ def _nce_infer(attrs, x, label, w, *rest):
     return ((x.shape[0], 1), x.dtype), ((x.shape[0], width), x.dtype), ((x.shape[0], width), "int64")
 
 
+def _row_weights(sample_weight, n):
+    """The weights of the N rows, [N, 1]: fluid's kernel reads the first N values of SampleWeight, whatever its
+    shape (a [5, 1] constant serves a batch of 1)."""
+    flat = sample_weight.reshape(-1)
+    if flat.size < n:
+        raise ValueError(f"nce: Input(SampleWeight) has {flat.size} values for {n} rows of Input(Input)")
+    return flat[:n].reshape(n, 1)
+
+
 @register_op("nce", inputs=("Input", "Label", "Weight", "Bias", "SampleWeight", "CustomDistProbs", "CustomDistAlias",
                             "CustomDistAliasProbs"),
              outputs=("Cost", "SampleLogits", "SampleLabels"),
@@ -109,7 +118,7 @@ def _nce_forward(ctx, attrs, x, label, w, bias, sample_weight, probs, alias, ali
     true = np.arange(samples.shape[1]) < labels.shape[1]
     cost = np.where(true, -np.log(o / (o + noise)), -np.log(noise / (o + noise)))
     if sample_weight is not None:
-        cost = cost * sample_weight.reshape(n, 1)
+        cost = cost * _row_weights(sample_weight, n)
     return cost.sum(axis=1, keepdims=True).astype(x.dtype), o.astype(x.dtype), samples
 
 
@@ -123,7 +132,7 @@ def _nce_backward(ctx, attrs, ins, outs, douts, need):
     true = np.arange(samples.shape[1]) < samples.shape[1] - attrs["num_neg_samples"]
     g = np.where(true, noise / (o + noise) * (o - 1), o * (1 - o) / (o + noise)) * douts[0].reshape(n, 1)
     if sample_weight is not None:
-        g = g * sample_weight.reshape(n, 1)
+        g = g * _row_weights(sample_weight, n)
     g = g.astype(x.dtype)
     dx = np.einsum("nk,nkd->nd", g, w[samples]) if need[0] else None
     dw = db = None

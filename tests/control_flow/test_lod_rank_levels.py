@@ -131,16 +131,3 @@ def test_nested_dynamic_rnn_step_input_keeps_the_inner_lod_level():
             assert sentence.lod_level == 1
             rnn.output(L.sequence_pool(L.cast(sentence, "float32"), "sum"))
 
-
-def test_lod_tensor_element_accessors_read_and_write_a_copy_of_the_data():
-    data = np.arange(6, dtype="float32").reshape(3, 2)
-    t = fluid.LoDTensor()
-    t.set(data, fluid.CPUPlace())
-    assert t._get_float_element(3) == 3.0
-    t._set_float_element(3, -1.5)
-    assert np.array(t).ravel().tolist() == [0, 1, 2, -1.5, 4, 5] and data[1, 1] == 3.0
-    scope = fluid.Scope()
-    held = scope.var("v").get_tensor()
-    held.set(data, fluid.CPUPlace())
-    held._set_float_element(0, 9.0)
-    assert np.array(scope.find_var("v").get_tensor())[0, 0] == 9.0

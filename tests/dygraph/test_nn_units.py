@@ -86,6 +86,19 @@ def test_nce_with_all_noise_on_one_class():
             D.NCE(4, 5, sampler="custom_dist", custom_dist=[0.5, 0.5])
 
 
+def test_nce_sample_weight_gives_its_first_values_to_the_rows():
+    """As fluid's kernel: row i is weighted by the i-th value of SampleWeight, whatever its length (>= N)."""
+    x, label = np.random.RandomState(4).randn(2, 5).astype("float32"), np.full((2, 1), 2, "int64")
+    with fluid.dygraph.guard():
+        nce = D.NCE(4, 5, num_neg_samples=2, sampler="custom_dist", custom_dist=[0.0, 0.0, 1.0, 0.0])
+        plain = nce(to_variable(x), to_variable(label)).numpy()
+        weights = to_variable(np.array([[2.0], [0.5], [9.0], [9.0]], "float32"))
+        weighted = nce(to_variable(x), to_variable(label), sample_weight=weights).numpy()
+        np.testing.assert_allclose(weighted, plain * [[2.0], [0.5]], rtol=1e-6)
+        with pytest.raises(ValueError, match=r"Input\(SampleWeight\) has 1 values for 2 rows"):
+            nce(to_variable(x), to_variable(label), sample_weight=to_variable(np.ones((1, 1), "float32")))
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_mse_l1_bce_losses(reduction):
     rng = np.random.RandomState(4)

@@ -36,7 +36,7 @@ def test_guard_uses_fresh_names_and_programs():
 
 
 def test_to_variable_needs_dygraph_mode_and_an_array():
-    with pytest.raises(AssertionError, match="imperative mode"):
+    with pytest.raises(AssertionError, match="to_variable could only be called in dygraph mode"):
         to_variable(np.zeros(2))
     with fluid.dygraph.guard():
         with pytest.raises(TypeError, match="to_variable must be"):

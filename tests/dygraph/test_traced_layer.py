@@ -68,3 +68,37 @@ def test_trace_errors():
             traced.save_inference_model("unused", fetch=[3])
     with pytest.raises(AssertionError, match="Only support TracedLayer.trace in imperative mode"):
         TracedLayer.trace(None, [])
+
+
+def test_switch_sets_is_test_on_the_traced_ops():
+    x = np.random.RandomState(1).rand(6, 3).astype("float32")
+    with fluid.dygraph.guard():
+        net = Sequential(Linear(3, 3), BatchNorm(3))
+        _, traced = TracedLayer.trace(net, [to_variable(x)])
+        bn = [op for op in traced.program.global_block().ops if op.type == "batch_norm"][0]
+        assert bn.attr("is_test") is False
+        traced._switch(is_test=True)
+        assert bn.attr("is_test") is True
+        net.eval()
+        np.testing.assert_allclose(traced([x])[0], net(to_variable(x)).numpy(), rtol=1e-5, atol=1e-6)
+        traced._switch(is_test=False)
+        assert bn.attr("is_test") is False
+
+
+def test_fluid18_imperative_internals():
+    """What fluid 1.8's imperative tests read: extract_vars, BackwardStrategy, _grad_ivar, value(), grad_var_suffix."""
+    from minifluid import core
+    from minifluid.dygraph.jit import extract_vars
+    with fluid.dygraph.guard():
+        a, b = to_variable(np.ones(2, "float32")), to_variable(np.zeros(3, "float32"))
+        assert extract_vars([a, (b, [a]), 3]) == [a, b, a] and extract_vars(a) == [a] and extract_vars("x") == []
+        w = Linear(2, 1)
+        assert w.weight._grad_ivar() is None
+        strategy = fluid.dygraph.BackwardStrategy()
+        assert strategy.sort_sum_gradient is False
+        strategy.sort_sum_gradient = True
+        fluid.layers.reduce_sum(w(fluid.layers.reshape(a, [1, 2]))).backward(strategy)
+        grad = w.weight._grad_ivar()
+        assert grad.name == w.weight.name + core.grad_var_suffix() == w.weight.name + "@GRAD"
+        np.testing.assert_array_equal(np.array(grad.value().get_tensor()), np.ones((2, 1), "float32"))
+        np.testing.assert_array_equal(np.array(a.value().get_tensor()), a.numpy())

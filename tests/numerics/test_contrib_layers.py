@@ -131,3 +131,39 @@ def test_bad_arguments_are_refused_with_what_was_expected():
                                              combiner="mean")
         with pytest.raises(ValueError, match="start_index 2 and length 3 do not fit the inputs' 3 columns"):
             contrib.partial_concat([x, y], start_index=2, length=3)
+
+
+def test_text_matching_stack_runs_end_to_end_and_its_gradient_matches_finite_differences():
+    """match_matrix_tensor -> var_conv_2d -> sequence_topk_avg_pooling, as fluid's text-matching models chain them
+    (the query and title LoD give the rows and columns of every sample's matrix)."""
+    place = fluid.CPUPlace()
+    xl, yl = [2, 3, 1], [4, 1, 2]
+    x = fluid.create_lod_tensor(rng.normal(size=(6, 5)), [xl], place)
+    y = fluid.create_lod_tensor(rng.normal(size=(7, 5)), [yl], place)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        xv = fluid.data("x", [None, 5], "float64", lod_level=1)
+        yv = fluid.data("y", [None, 5], "float64", lod_level=1)
+        mm, _ = contrib.match_matrix_tensor(xv, yv, channel_num=2, act="tanh", param_attr=fluid.ParamAttr("mm_w"),
+                                            dtype="float64")
+        conv = contrib.var_conv_2d(mm, xv, yv, input_channel=2, output_channel=3, filter_size=[3, 2],
+                                   param_attr=fluid.ParamAttr("conv_w"), act="relu", dtype="float64")
+        pooled = contrib.sequence_topk_avg_pooling(conv, xv, yv, topks=[1, 2, 5], channel_num=3)
+        loss = L.reduce_sum(L.square(pooled))
+        fluid.backward.append_backward(loss)
+    scope, exe = fluid.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": x, "y": y}
+    pooled_v, loss_v, grad = exe.run(main, feed=feed, fetch_list=[pooled, loss, "conv_w@GRAD"], scope=scope,
+                                     return_numpy=False)
+    assert np.array(pooled_v).shape == (6, 9) and pooled_v.recursive_sequence_lengths() == [xl]
+    w = np.array(scope.find_var("conv_w").get_tensor())
+    eps = 1e-6
+    for idx in [(0, 0), (2, 5), (1, 11)]:
+        values = []
+        for delta in (eps, -eps):
+            bumped = w.copy()
+            bumped[idx] += delta
+            scope.find_var("conv_w").get_tensor().set(bumped, place)
+            values.append(float(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0][0]))
+        assert np.array(grad)[idx] == pytest.approx((values[0] - values[1]) / (2 * eps), rel=1e-5, abs=1e-9)

@@ -99,3 +99,89 @@ for _pad, _lengths in ((-1, [2, 0, 3]), (3, [1, 4])):
     _ids = LoDTensor(rng.integers(0, 6, (sum(_lengths), 1)).astype(np.int64), [_lengths])
     case("fused_embedding_seq_pool", f"pad{_pad}", inputs={"W": rng.standard_normal((6, 4)), "Ids": _ids},
          attrs={"padding_idx": _pad}, reference=_embedding_pool_ref(_lengths, _pad))
+
+
+# --- match_matrix_tensor -----------------------------------------------------------------------------------------
+def _match_ref(lx, ly):
+    def ref(X, Y, W):
+        out, xo, yo = [], 0, 0
+        for nx, ny in zip(lx, ly):
+            for t in range(W.shape[1]):
+                for i in range(nx):
+                    for j in range(ny):
+                        out.append(X[xo + i] @ W[:, t, :] @ Y[yo + j])
+            xo, yo = xo + nx, yo + ny
+        return {"Out": np.array(out).reshape(-1, 1), "Tmp": X @ W.reshape(W.shape[0], -1)}
+    return ref
+
+
+for _lx, _ly, _t in (([1, 2, 2], [3, 1, 4], 2), ([3, 0], [2, 2], 3)):
+    case("match_matrix_tensor", f"t{_t}", inputs={"X": LoDTensor(rng.standard_normal((sum(_lx), 4)), [_lx]),
+                                                   "Y": LoDTensor(rng.standard_normal((sum(_ly), 4)), [_ly]),
+                                                   "W": rng.standard_normal((4, _t, 4))},
+         attrs={"dim_t": _t}, reference=_match_ref(_lx, _ly), grad_outputs=["Out"],
+         output_lods={"Out": [[_t * a * b for a, b in zip(_lx, _ly)]]})
+
+
+# --- sequence_topk_avg_pooling ---------------------------------------------------------------------------------------
+def _topk_ref(rows, cols, channels, topks):
+    def ref(X, ROW, COLUMN):
+        flat, out, pos, offset = np.asarray(X).reshape(-1), [], [], 0
+        for r_n, c_n in zip(rows, cols):
+            block = flat[offset:offset + channels * r_n * c_n].reshape(channels, r_n, c_n)
+            for r in range(r_n):
+                feats = []
+                for c in range(channels):
+                    ranked = sorted(range(c_n), key=lambda j: -block[c, r, j])
+                    feats += [sum(block[c, r, j] for j in ranked[:k]) / k for k in topks]
+                    pos += (ranked + [-1] * topks[-1])[:topks[-1]]
+                out.append(feats)
+            offset += channels * r_n * c_n
+        return {"Out": np.array(out), "pos": np.array(pos)}
+    return ref
+
+
+for _rows, _widths, _ch, _topks in (([2, 3], [4, 2], 2, [1, 3]), ([1, 2], [5, 3], 3, [2, 4, 6])):
+    _n = [_ch * r * c for r, c in zip(_rows, _widths)]
+    case("sequence_topk_avg_pooling", f"c{_ch}-k{_topks[-1]}",
+         inputs={"X": LoDTensor(rng.permutation(sum(_n)).reshape(-1, 1) * 0.1, [_n]),
+                 "ROW": LoDTensor(np.zeros((sum(_rows), 1)), [_rows]),
+                 "COLUMN": LoDTensor(np.zeros((sum(_widths), 1)), [_widths])},
+         attrs={"topks": _topks, "channel_num": _ch}, reference=_topk_ref(_rows, _widths, _ch, _topks),
+         outputs=["Out", "pos"], grad_outputs=["Out"], output_lods={"Out": [_rows]})
+
+
+# --- var_conv_2d -------------------------------------------------------------------------------------------------------
+def _var_conv_ref(rows, cols, c_in, kh, kw, sh, sw):
+    def ref(X, ROW, COLUMN, W):
+        flat, outs, col_all, offset = np.asarray(X).reshape(-1), [], [], 0
+        for h, w in zip(rows, cols):
+            img = flat[offset:offset + c_in * h * w].reshape(c_in, h, w)
+            offset += c_in * h * w
+            th, tw = (h - 1) // sh + 1 if h else 0, (w - 1) // sw + 1 if w else 0
+            col = np.zeros((c_in * kh * kw, th * tw))
+            for c in range(c_in):
+                for ty in range(th):
+                    for tx in range(tw):
+                        for ky in range(kh):
+                            for kx in range(kw):
+                                y, x = ty * sh + ky - kh // 2, tx * sw + kx - kw // 2
+                                if 0 <= y < h and 0 <= x < w:
+                                    col[(c * kh + ky) * kw + kx, ty * tw + tx] = img[c, y, x]
+            outs.append((W @ col).reshape(-1))
+            col_all.append(col.reshape(-1))
+        return {"Out": np.concatenate(outs).reshape(-1, 1), "Col": np.concatenate(col_all).reshape(-1, 1)}
+    return ref
+
+
+for _rows, _widths, _cin, _cout, _k, _s in (([3, 5], [4, 2], 2, 3, (3, 3), (1, 1)),
+                                          ([4, 1], [5, 3], 1, 2, (2, 3), (2, 1))):
+    _n = [_cin * r * c for r, c in zip(_rows, _widths)]
+    case("var_conv_2d", f"k{_k[0]}{_k[1]}-s{_s[0]}{_s[1]}",
+         inputs={"X": LoDTensor(rng.standard_normal((sum(_n), 1)), [_n]),
+                 "ROW": LoDTensor(np.zeros((sum(_rows), 1)), [_rows]),
+                 "COLUMN": LoDTensor(np.zeros((sum(_widths), 1)), [_widths]),
+                 "W": rng.standard_normal((_cout, _cin * _k[0] * _k[1]))},
+         attrs={"InputChannel": _cin, "OutputChannel": _cout, "KernelH": _k[0], "KernelW": _k[1],
+                "StrideH": _s[0], "StrideW": _s[1]},
+         reference=_var_conv_ref(_rows, _widths, _cin, _k[0], _k[1], _s[0], _s[1]), grad_outputs=["Out"])

@@ -1,5 +1,5 @@
 """``fluid.contrib.layers.nn`` (1.8): contrib's layers over ops of their own (ops/fused_elemwise.py,
-ops/fused_embedding.py, ops/partial.py, ops/shuffle_batch.py); tree_conv and multiclass_nms2 live with their
+ops/fused_embedding.py, ops/partial.py, ops/shuffle_batch.py, ops/text_match.py); tree_conv and multiclass_nms2 live with their
 families (layers/tree_conv.py, layers/detection_nms.py)."""
 import warnings
 
@@ -15,8 +15,8 @@ from ...layers.helper import LayerHelper
 from ...layers.tree_conv import tree_conv
 from ...ops.fused_elemwise import split_functors
 
-__all__ = ["fused_elemwise_activation", "fused_embedding_seq_pool", "multiclass_nms2", "partial_concat",
-           "partial_sum", "shuffle_batch", "tree_conv"]
+__all__ = ["fused_elemwise_activation", "fused_embedding_seq_pool", "match_matrix_tensor", "multiclass_nms2",
+           "partial_concat", "partial_sum", "sequence_topk_avg_pooling", "shuffle_batch", "tree_conv", "var_conv_2d"]
 
 _FLOATS = ("float32", "float64")
 _NUMBERS = ("float32", "float64", "int32", "int64")
@@ -112,3 +112,65 @@ def partial_concat(input, start_index=0, length=-1):
 def partial_sum(input, start_index=0, length=-1):
     """The columns [start_index, start_index + length) of the 2-D inputs, summed."""
     return _partial("partial_sum", input, start_index, length)
+
+
+def _pair(value, name):
+    pair = [value, value] if isinstance(value, int) else list(value)
+    if len(pair) != 2 or not all(isinstance(v, int) and v > 0 for v in pair):
+        raise ValueError(f"var_conv_2d: {name} must be a positive int or a pair of them, got {value!r}")
+    return pair
+
+
+def var_conv_2d(input, row, col, input_channel, output_channel, filter_size, stride=1, param_attr=None, act=None,
+                dtype="float32", name=None):
+    """A convolution over each sample's own input_channel x rows x columns image (``input``: their values, one LoD
+    level; ``row`` / ``col``: LoD tensors whose lengths are each sample's rows / columns), zero-padded to keep
+    ceil(size / stride) positions. Weight [output_channel, input_channel * filter_h * filter_w]; returns [total
+    output_channel * top_h * top_w of the samples, 1] with one LoD level."""
+    check_variable_and_dtype(input, "input", _FLOATS, "var_conv_2d")
+    if input.shape is not None and len(input.shape) != 2:
+        raise ValueError(f"var_conv_2d: input must be 2-D ([total values, 1]), got shape {input.shape}")
+    filter_size, stride = _pair(filter_size, "filter_size"), _pair(stride, "stride")
+    helper = LayerHelper("var_conv_2d", name=name, act=act, param_attr=param_attr)
+    w = helper.create_parameter(attr=helper.param_attr, dtype=dtype,
+                                shape=[int(output_channel), int(input_channel) * filter_size[0] * filter_size[1]])
+    out = helper.create_variable_for_type_inference(dtype)
+    col_out = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    helper.append_op(type="var_conv_2d", inputs={"X": input, "ROW": row, "COLUMN": col, "W": w},
+                     outputs={"Out": out, "Col": col_out},
+                     attrs={"InputChannel": int(input_channel), "OutputChannel": int(output_channel),
+                            "StrideH": stride[0], "StrideW": stride[1], "KernelH": filter_size[0],
+                            "KernelW": filter_size[1]})
+    return helper.append_activation(out)
+
+
+def match_matrix_tensor(x, y, channel_num, act=None, param_attr=None, dtype="float32", name=None):
+    """For each pair of sequences (x_b [n, h], y_b [m, h]; one LoD level each) the matching matrices x_b W_t y_b^T,
+    t < channel_num, with W [h, channel_num, h]: returns (out [sum of channel_num * n * m, 1] with one LoD level,
+    after ``act``; tmp = x W)."""
+    check_variable_and_dtype(x, "x", _FLOATS, "match_matrix_tensor")
+    check_variable_and_dtype(y, "y", _FLOATS, "match_matrix_tensor")
+    if len(x.shape) != 2 or len(y.shape) != 2 or x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"match_matrix_tensor: x and y must be 2-D with one width, got shapes {x.shape} and {y.shape}")
+    helper = LayerHelper("match_matrix_tensor", name=name, act=act, param_attr=param_attr)
+    w = helper.create_parameter(attr=helper.param_attr, shape=[x.shape[-1], channel_num, y.shape[-1]], dtype=dtype)
+    out = helper.create_variable_for_type_inference(dtype)
+    tmp = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    helper.append_op(type="match_matrix_tensor", inputs={"X": x, "Y": y, "W": w}, outputs={"Out": out, "Tmp": tmp},
+                     attrs={"dim_t": channel_num})
+    return helper.append_activation(out), tmp
+
+
+def sequence_topk_avg_pooling(input, row, col, topks, channel_num):
+    """For every row of every channel of each sample (``input``: channel_num x rows x columns values per sample,
+    sizes from ``row`` / ``col``'s LoD), the averages of its k largest values for each k of ``topks`` (increasing;
+    missing values count as 0). Returns [total rows, channel_num * len(topks)] with ``row``'s LoD."""
+    check_variable_and_dtype(input, "input", _FLOATS, "sequence_topk_avg_pooling")
+    if not isinstance(topks, (list, tuple)) or not topks or list(topks) != sorted(topks) or topks[0] < 1:
+        raise ValueError(f"sequence_topk_avg_pooling: topks must be a list of increasing positive ints, got {topks!r}")
+    helper = LayerHelper("sequence_topk_avg_pooling")
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    pos = helper.create_variable_for_type_inference(dtype="int32", stop_gradient=True)
+    helper.append_op(type="sequence_topk_avg_pooling", inputs={"X": input, "ROW": row, "COLUMN": col},
+                     outputs={"Out": out, "pos": pos}, attrs={"topks": list(topks), "channel_num": channel_num})
+    return out
