@@ -68,12 +68,12 @@ def _units(part, lod):
     return 0 if part is None else len(lod[0]) if lod else len(part)
 
 
-def _merge_plan(ctx, mask, in_true, in_false, x):
+def _merge_plan(ctx, level, mask, in_true, in_false, x, op_type="merge_lod_tensor"):
     """(the branches laid end to end, rows of that in output order, output LoD); see the NOTE."""
-    level, x_lod = ctx.op.attrs["level"], ctx.input_lod("X")
+    x_lod = ctx.input_lod("X")
     lods = [ctx.input_lod(slot) if part is not None else [] for slot, part in (("InTrue", in_true),
                                                                              ("InFalse", in_false))]
-    m = _mask(mask, len(x_lod[level]) if x_lod else len(x), ctx.op.type)
+    m = _mask(mask, len(x_lod[level]) if x_lod else len(x), op_type)
     want = (int(m.sum()), int((~m).sum()))
     ref = in_true if in_true is not None else in_false if in_false is not None else x
     xp = array_module(ref)
@@ -82,14 +82,14 @@ def _merge_plan(ctx, mask, in_true, in_false, x):
         if part is None and n:  # a branch that never ran: zeros, one row per unit
             part = xp.zeros((n,) + tuple(ref.shape[1:]), ref.dtype)
         if _units(part, lod) != n:
-            raise ValueError(f"{ctx.op.type}: {slot} has {_units(part, lod)} {'sequences' if lod else 'rows'} but "
+            raise ValueError(f"{op_type}: {slot} has {_units(part, lod)} {'sequences' if lod else 'rows'} but "
                              f"the mask selects {n}")
         parts.append(part if part is not None else ref[:0])
     order = np.empty(m.size, np.int64)
     order[m], order[~m] = np.arange(want[0]), want[0] + np.arange(want[1])
     depth = {len(lod) for lod, n in zip(lods, want) if n}
     if len(depth) > 1:
-        raise ValueError(f"{ctx.op.type}: InTrue and InFalse have LoDs of different depths {sorted(depth)}")
+        raise ValueError(f"{op_type}: InTrue and InFalse have LoDs of different depths {sorted(depth)}")
     if depth and depth.pop():
         levels = [np.concatenate([np.asarray(lod[k], np.int64) for lod, n in zip(lods, want) if n])
                   for k in range(len(next(lod for lod, n in zip(lods, want) if n)))]
@@ -102,20 +102,21 @@ def _merge_plan(ctx, mask, in_true, in_false, x):
 
 def _merge_lod_tensor_forward(ctx, attrs, x, mask, in_true, in_false):
     """InTrue's units where Mask is true and InFalse's elsewhere, in Mask's order (see the NOTE)."""
-    stacked, rows, lod = _merge_plan(ctx, mask, in_true, in_false, x)
+    stacked, rows, lod = _merge_plan(ctx, attrs["level"], mask, in_true, in_false, x)
     ctx.set_output_lod("Out", lod)
     return stacked[rows]
 
 
-for _type in ("merge_lod_tensor", "merge_lod_tensor_infer"):
+for _type, _no_gradient in (("merge_lod_tensor", False), ("merge_lod_tensor_infer", True)):
     register_op(_type, inputs=("X", "Mask", "InTrue", "InFalse"), outputs=("Out",), attrs={"level": 0},
-                optional=("InTrue", "InFalse"), no_grad_inputs=("X", "Mask"), context=True)(_merge_lod_tensor_forward)
+                optional=("InTrue", "InFalse"), no_grad_inputs=("X", "Mask"), context=True,
+                no_gradient=_no_gradient)(_merge_lod_tensor_forward)
 
 
 @register_grad("merge_lod_tensor")
 def _merge_lod_tensor_backward(ctx, attrs, ins, outs, douts, need):
     (x, mask, in_true, in_false), dout = ins, douts[0]
-    stacked, rows, _ = _merge_plan(ctx, mask, in_true, in_false, x)
+    stacked, rows, _ = _merge_plan(ctx, attrs["level"], mask, in_true, in_false, x)
     d = array_module(dout).zeros((len(stacked),) + tuple(dout.shape[1:]), dout.dtype)
     d[rows] = dout
     n_true = 0 if in_true is None else len(in_true)
