@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .executor.scope import global_scope
+from .framework.variable import Variable
 from .framework.program_desc import serialize_program
 from .io_format import safe_pickle
 from .serialization import (check_loaded, is_belong_to_optimizer, is_parameter, is_persistable, load_vars,
@@ -120,12 +121,15 @@ def load(program, model_path, executor=None, var_list=None):
         program (Program): whose variables are set (in the global scope).
         model_path (str): the prefix given to ``save`` (or one of its files); a directory of
             ``save_vars`` files, or one combined file with ``var_list``, loads too (as in fluid 1.8).
-        executor (Executor, optional): fluid's signature.
+        executor (Executor, optional): required (as in fluid) for files ``save_vars`` wrote.
         var_list (list of Variable, optional): load only these.
     """
     prefix = _prefix(model_path)
     params_path = prefix + ".pdparams"
     if not os.path.exists(params_path) and os.path.exists(model_path):
+        if executor is None:
+            raise ValueError("executor is required when loading model file saved with [ save_params, "
+                             "save_persistables, save_vars ]")
         return _load_save_vars_files(program, model_path, var_list)
     if not os.path.exists(params_path):
         raise ValueError(f"Parameter file [{params_path}] not exits")
@@ -168,6 +172,8 @@ def load_program_state(model_path, var_list=None):
         if os.path.exists(prefix + ".pdopt"):
             state.update(_read_state(prefix + ".pdopt"))
         return state
+    if var_list is not None and not all(isinstance(v, Variable) for v in var_list):
+        raise TypeError("value in var_list must be variable")
     if os.path.isfile(model_path):
         if var_list is None:
             raise ValueError("var_list can not be None when model_path is a file type")

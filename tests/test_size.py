@@ -183,11 +183,15 @@ by 253, and retinanet_detection_output, generate_mask_labels (the COCO polygon s
 detection_map and fluid.metrics.DetectionMAP (ops/detection_retina.py, detection_mask.py, detection_map.py,
 layers/detection_eval.py) by 427, what they came to (29,016 before them): to 29,894.
 fluid.layers.load and its load op (serialization.py) raise it by 35: to 29,929.
+rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it by 80, what they came to (28,669
+before them): to 30,009 with the others above (29,929).
+Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
+test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 287, what it came to (29,929 before
-it): to 30,216.
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 288, what it came to (30,046 before
+it): to 30,334.
 """
 import ast
 import io
@@ -198,7 +202,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_216
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_334
 
 
 def code_lines(path):

@@ -14,12 +14,14 @@ import pickle
 
 import numpy as np
 
+from ..executor.scope import global_scope
 from ..framework.program import Program
 from ..framework.program_desc import serialize_program
 from ..io_format import safe_pickle
 from ..io_format.tensor_file import ModelFormatError, read_tensor
 from ..program_state import pack_loaded_dict, unpack_saved_dict
-from .tensor import ParamBase, Tensor
+from ..framework.variable import Parameter, Variable
+from .tensor import Tensor
 
 __all__ = ["load", "load_dygraph", "save", "save_dygraph"]
 
@@ -37,11 +39,22 @@ def _is_state_dict(obj):
     return isinstance(obj, dict) and all(isinstance(v, (Tensor, dict)) for v in obj.values())
 
 
+def _static_value(var):
+    """The global scope's value of a static layer's variable (its state dict holds Parameters)."""
+    value = global_scope().find_value(var.name)
+    if value is None:
+        raise ValueError(f"save_dygraph: the static variable {var.name!r} has no value in the global scope; run "
+                         "the startup program first")
+    return np.array(value)
+
+
 def _state_dict_to_save(state_dict):
     saved, names = {}, {}
     for key, value in state_dict.items():
         if isinstance(value, Tensor):
             saved[key], names[key] = value.numpy(), value.name
+        elif isinstance(value, Variable):
+            saved[key], names[key] = _static_value(value), value.name
         else:
             saved[key] = value
     saved[NAME_TABLE] = names
@@ -126,13 +139,14 @@ def load(path, **configs):
 
 def save_dygraph(state_dict, model_path):
     """fluid 1.8: a Layer's state dict to ``model_path + '.pdparams'`` (an optimizer's, without
-    parameters, to ``.pdopt``): pickle protocol 2 with the name table, as fluid wrote them."""
+    parameters, to ``.pdopt``): pickle protocol 2 with the name table, as fluid wrote them. A static
+    layer's parameters are saved with their values in the global scope."""
     if not os.path.basename(model_path):
         raise ValueError("The input model_path MUST be format of dirname/filename [dirname\\filename in Windows "
                          "system], but received filename is empty string.")
     assert len(state_dict) > 0, "state_dict is empty, no need to save"
     first = next(iter(state_dict.values()))
-    suffix = ".pdparams" if isinstance(first, ParamBase) else ".pdopt"
+    suffix = ".pdparams" if isinstance(first, Parameter) else ".pdopt"
     _write(model_path + suffix, _state_dict_to_save(state_dict), 2)
 
 

@@ -8,7 +8,7 @@ paddle_nn.py binds the same classes (calls run eagerly there) as ``paddle.nn.*``
 import collections
 
 from .layer import Layer
-from .tensor import ParamBase
+from ..framework.variable import Parameter
 
 __all__ = ["LayerList", "ParameterList", "Sequential"]
 
@@ -145,7 +145,7 @@ class ParameterList(Layer):
         return self._parameters[_index(idx, len(self), "ParameterList")]
 
     def __setitem__(self, idx, param):
-        _require(ParamBase, param, "Parameter", "ParameterList")
+        _require(Parameter, param, "Parameter", "ParameterList")
         setattr(self, _index(idx, len(self), "ParameterList"), param)
 
     def __len__(self):
@@ -156,6 +156,6 @@ class ParameterList(Layer):
 
     def append(self, parameter):
         """Add ``parameter`` at the end; returns the list."""
-        _require(ParamBase, parameter, "Parameter", "ParameterList")
+        _require(Parameter, parameter, "Parameter", "ParameterList")
         self.add_parameter(str(len(self)), parameter)
         return self

@@ -67,6 +67,9 @@ class Variable:
         self.type = type
         self.need_check_feed = need_check_feed
         self.is_data = is_data
+        if block is not None:  # as fluid's: a Variable made directly joins its block
+            block.vars[name] = self
+            block.program._bump_version()
 
     def _set_error_clip(self, error_clip):
         self.error_clip = error_clip
@@ -102,10 +105,40 @@ class Variable:
     def __repr__(self):
         return f"Variable({self.to_string()})"
 
+    @property
+    def desc(self):
+        """fluid's ``var.desc`` (the C++ VarDesc) as legacy code reads it: ``name()``, ``shape()``, ``dtype()``,
+        ``persistable()`` and ``set_shape(shape)``, answered by this Variable."""
+        return _VarDescView(self)
+
     def _copy_meta(self):
         return dict(shape=self.shape, dtype=self.dtype, lod_level=self.lod_level,
                     persistable=self.persistable, stop_gradient=self.stop_gradient, type=self.type,
                     need_check_feed=self.need_check_feed, is_data=self.is_data)
+
+
+class _VarDescView:
+    """``Variable.desc``: the VarDesc accessors, as methods, over one Variable."""
+
+    def __init__(self, var):
+        self._var = var
+
+    def name(self):
+        return self._var.name
+
+    def shape(self):
+        return list(self._var.shape)
+
+    def dtype(self):
+        return self._var.dtype
+
+    def persistable(self):
+        return self._var.persistable
+
+    def set_shape(self, shape):
+        var = self._var
+        var.shape = tuple(int(d) for d in shape)
+        var.block.program._bump_version()
 
 
 class Parameter(Variable):

@@ -67,7 +67,9 @@ def test_conv3d_transpose_scatters_each_voxel():
 def test_spectral_norm_divides_by_the_largest_singular_value():
     w = np.random.RandomState(2).randn(6, 2, 3, 3).astype("float32")
     with fluid.dygraph.guard():
-        sn = SpectralNorm([6, 2, 3, 3], dim=1, power_iters=30)
+        # the two singular values are 8.16 and 7.44: 30 iterations from some random starts (1 in 40 global seeds)
+        # stopped short of rtol 1e-4; 100 converge from every start tried (200 seeds)
+        sn = SpectralNorm([6, 2, 3, 3], dim=1, power_iters=100)
         assert sn.weight_u.shape == [2] and sn.weight_v.shape == [54] and sn.weight_u.stop_gradient
         sigma = np.linalg.svd(np.moveaxis(w, 1, 0).reshape(2, -1), compute_uv=False)[0]
         np.testing.assert_allclose(sn(to_variable(w)).numpy(), w / sigma, rtol=1e-4)

@@ -213,3 +213,48 @@ def test_static_calls_check_their_inputs_like_fluid():
             conv(np.ones([1, 3, 4, 4], "float32"))
         with pytest.raises(TypeError, match="'input' in Embedding must be .'int64'., but received int32"):
             D.Embedding([4, 2])(fluid.data("ids", [None, 1], "int32"))
+
+
+class Stacked(D.Layer):
+    """Sequential, LayerList and ParameterList hold static layers and parameters too."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = D.Sequential(D.Linear(3, 4, act="relu"), D.Linear(4, 4))
+        self.heads = D.LayerList([D.Linear(4, 2) for _ in range(2)])
+        self.gains = D.ParameterList([self.create_parameter([2], default_initializer=fluid.initializer.Constant(g))
+                                      for g in (0.5, 2.0)])
+
+    def forward(self, x):
+        h = self.body(x)
+        return fluid.layers.sums([fluid.layers.elementwise_mul(head(h), g) for head, g in zip(self.heads, self.gains)])
+
+
+def test_containers_of_static_layers_train_like_dygraph():
+    feeds = [np.random.RandomState(3).rand(5, 3).astype("float32")]
+    init, dy_losses, _, dy_final, dy_names = _dygraph_run(Stacked, feeds, 2)
+    _, _, model, st_losses, _, st_final = _static_run(Stacked, feeds, 2, init)
+    assert [p.name for p in model.parameters()] == dy_names and len(dy_names) == 10
+    assert list(model.state_dict()) == list(dy_final) and "gains.1" in dy_final
+    np.testing.assert_allclose(st_losses, dy_losses, rtol=1e-5, atol=1e-6)
+    for key, v in dy_final.items():
+        np.testing.assert_allclose(st_final[key], v, rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def test_save_dygraph_of_a_static_layer_saves_its_scope_values(tmp_path):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        layer = D.Linear(3, 2)
+    with fluid.scope_guard(fluid.Scope()):
+        with pytest.raises(ValueError, match="'linear_0.w_0' has no value in the global scope; run the startup"):
+            D.save_dygraph(layer.state_dict(), str(tmp_path / "m"))
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        D.save_dygraph(layer.state_dict(), str(tmp_path / "m"))
+        w = np.array(fluid.global_scope().find_var("linear_0.w_0").get_tensor())
+    params, opt = D.load_dygraph(str(tmp_path / "m"))
+    assert opt is None and sorted(params) == ["bias", "weight"]
+    np.testing.assert_array_equal(params["weight"], w)
+    with D.guard():
+        eager = D.Linear(3, 2)
+        eager.set_dict(params)
+        np.testing.assert_array_equal(eager.weight.numpy(), w)

@@ -155,3 +155,50 @@ def test_paddle_save_writes_paddles_state_dict_format(tmp_path):
     assert sorted(paddle.load(str(tmp_path / "l.pdparams"))) == ["bias", "weight"]
     with pytest.raises(ValueError, match="Expected 1<'protocol'<5"):
         paddle.save({}, str(tmp_path / "x"), protocol=5)
+
+
+def test_load_program_state_var_list_holds_variables(tmp_path):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        fluid.layers.fc(fluid.data("x", [None, 3]), 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        fluid.io.save_persistables(exe, str(tmp_path), main)
+    persistables = fluid.io.get_program_persistable_vars(main)
+    assert sorted(fluid.load_program_state(str(tmp_path), var_list=persistables)) == ["fc_0.b_0", "fc_0.w_0"]
+    with pytest.raises(TypeError, match="value in var_list must be variable"):
+        fluid.load_program_state(str(tmp_path), var_list=["fc_0.w_0"])
+    with pytest.raises(ValueError, match="executor is required when loading model file saved with"):
+        fluid.load(main, str(tmp_path))
+
+
+def test_load_checks_shapes_against_the_var_desc(tmp_path):
+    """fluid's tests reshape a parameter through ``var.desc.set_shape``; fluid.load then refuses the saved value."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        fluid.layers.fc(fluid.data("x", [None, 3]), 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        fluid.save(main, str(tmp_path / "m"))
+        w = main.global_block().var("fc_0.w_0")
+        assert w.desc.name() == "fc_0.w_0" and w.desc.shape() == [3, 2] and w.desc.persistable()
+        w.desc.set_shape([4, 2])
+        assert w.shape == (4, 2) and w.desc.dtype() == "float32"
+        with pytest.raises(RuntimeError, match="shape"):
+            fluid.load(main, str(tmp_path / "m"), exe)
+
+
+def test_a_variable_made_directly_joins_its_block_and_load_wants_its_file(tmp_path):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        fluid.layers.fc(fluid.data("x", [None, 3]), 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        fluid.io.save_params(exe, str(tmp_path), main, filename="single")
+        extra = fluid.framework.Variable(main.global_block(), shape=[1], name="not_saved")
+        assert main.global_block().var("not_saved") is extra and extra in main.list_vars()
+        with pytest.raises(RuntimeError, match="not_saved"):
+            fluid.load(main, str(tmp_path / "single"), exe, fluid.io.get_program_persistable_vars(main) + [extra])

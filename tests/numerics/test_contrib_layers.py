@@ -167,3 +167,39 @@ def test_text_matching_stack_runs_end_to_end_and_its_gradient_matches_finite_dif
             scope.find_var("conv_w").get_tensor().set(bumped, place)
             values.append(float(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0][0]))
         assert np.array(grad)[idx] == pytest.approx((values[0] - values[1]) / (2 * eps), rel=1e-5, abs=1e-9)
+
+
+def test_batch_fc_and_rank_attention_layers_compute_their_formulas_and_train():
+    x = rng.normal(size=(2, 3, 4))
+    feats = rng.normal(size=(4, 2))
+    offset = np.array([[1, 1, 0, 2, 3, 0, 0], [2, 2, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0], [3, 1, 2, 3, 3, 2, 1]],
+                      "int32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        xv = fluid.data("x", [2, 3, 4], "float64")
+        fv = fluid.data("f", [None, 2], "float64")
+        ov = fluid.data("o", [None, 7], "int32")
+        fc = contrib.batch_fc(xv, [2, 4, 5], fluid.ParamAttr("bw"), [2, 5], fluid.ParamAttr("bb"), act="relu")
+        att = contrib.rank_attention(fv, ov, [2 * 3 * 3, 3], fluid.ParamAttr("rank_w"), max_rank=3)
+        loss = L.reduce_sum(L.square(fc)) + L.reduce_sum(L.square(att))
+        fluid.optimizer.SGD(0.01).minimize(loss)
+        with pytest.raises(ValueError, match="rank_param_shape\\[0\\] must be input width"):
+            contrib.rank_attention(fv, ov, [10, 3], None)
+        with pytest.raises(ValueError, match="batch_fc: input .* do not match"):
+            contrib.batch_fc(xv, [2, 3, 5], None, [2, 5], None)
+    scope, exe = fluid.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    bw, bb, rank_w = (np.array(scope.find_var(n).get_tensor()) for n in ("bw", "bb", "rank_w"))
+    fc_v, att_v = exe.run(main, feed={"x": x, "f": feats, "o": offset}, fetch_list=[fc, att], scope=scope)
+    np.testing.assert_allclose(fc_v, np.maximum(np.einsum("sri,sio->sro", x, bw) + bb[:, None], 0), rtol=1e-12)
+    blocks = rank_w.reshape(3, 3, 2, 3)
+    expected = np.zeros((4, 3))
+    for i, row in enumerate(offset):
+        for k in range(3):
+            if row[0] > 0 and row[2 * k + 1] > 0:
+                expected[i] += feats[row[2 * k + 2]] @ blocks[row[0] - 1, row[2 * k + 1] - 1]
+    np.testing.assert_allclose(att_v, expected, rtol=1e-12)
+    new_w = np.array(scope.find_var("rank_w").get_tensor())
+    # the SGD step moved exactly the blocks some instance used: (1, 1), (2, 2), (2, 1), (3, 1), (3, 3), (3, 2), (1, 2)
+    moved = {tuple(i) for i in np.argwhere(np.any(new_w.reshape(3, 3, -1) != blocks.reshape(3, 3, -1), axis=-1))}
+    assert moved == {(0, 0), (1, 1), (1, 0), (2, 0), (2, 2), (2, 1), (0, 1)}

@@ -185,3 +185,29 @@ for _rows, _widths, _cin, _cout, _k, _s in (([3, 5], [4, 2], 2, 3, (3, 3), (1, 1
          attrs={"InputChannel": _cin, "OutputChannel": _cout, "KernelH": _k[0], "KernelW": _k[1],
                 "StrideH": _s[0], "StrideW": _s[1]},
          reference=_var_conv_ref(_rows, _widths, _cin, _k[0], _k[1], _s[0], _s[1]), grad_outputs=["Out"])
+
+
+# --- rank_attention / batch_fc ---------------------------------------------------------------------------------------
+def _rank_attention_ref(max_rank):
+    def ref(X, RankOffset, RankParam):
+        width = X.shape[1]
+        out = np.zeros((X.shape[0], RankParam.shape[1]))
+        for i, row in enumerate(RankOffset):
+            for k in range(max_rank):
+                lower, faster, index = row[0] - 1, row[2 * k + 1] - 1, row[2 * k + 2]
+                if lower >= 0 and faster >= 0:
+                    start = (lower * max_rank + faster) * width
+                    out[i] += X[index] @ RankParam[start:start + width]
+        return out
+    return ref
+
+
+# 5 instances, max rank 3: instance 3 has no rank (nothing), instance 1 two ranked neighbours, one of them twice
+_OFFSET = np.array([[1, 1, 0, 2, 1, 0, 0], [2, 1, 0, 2, 1, 3, 4], [3, 3, 2, 0, 0, 1, 1], [0, 1, 3, 0, 0, 0, 0],
+                    [1, 2, 4, 2, 4, 0, 0]], np.int32)
+case("rank_attention", inputs={"X": rng.standard_normal((5, 2)), "RankOffset": _OFFSET,
+                               "RankParam": rng.standard_normal((3 * 3 * 2, 4))},
+     attrs={"MaxRank": 3}, outputs=["Out"], reference=_rank_attention_ref(3))
+case("batch_fc", inputs={"Input": rng.standard_normal((3, 4, 5)), "W": rng.standard_normal((3, 5, 2)),
+                         "Bias": rng.standard_normal((3, 2))},
+     reference=lambda Input, W, Bias: np.stack([Input[s] @ W[s] + Bias[s] for s in range(3)]))

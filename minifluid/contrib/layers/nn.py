@@ -1,5 +1,5 @@
 """``fluid.contrib.layers.nn`` (1.8): contrib's layers over ops of their own (ops/fused_elemwise.py,
-ops/fused_embedding.py, ops/partial.py, ops/shuffle_batch.py, ops/text_match.py); tree_conv and multiclass_nms2 live with their
+ops/fused_embedding.py, ops/partial.py, ops/shuffle_batch.py, ops/text_match.py, ops/rank_attention.py); tree_conv and multiclass_nms2 live with their
 families (layers/tree_conv.py, layers/detection_nms.py)."""
 import warnings
 
@@ -15,8 +15,9 @@ from ...layers.helper import LayerHelper
 from ...layers.tree_conv import tree_conv
 from ...ops.fused_elemwise import split_functors
 
-__all__ = ["fused_elemwise_activation", "fused_embedding_seq_pool", "match_matrix_tensor", "multiclass_nms2",
-           "partial_concat", "partial_sum", "sequence_topk_avg_pooling", "shuffle_batch", "tree_conv", "var_conv_2d"]
+__all__ = ["batch_fc", "fused_elemwise_activation", "fused_embedding_seq_pool", "match_matrix_tensor",
+           "multiclass_nms2", "partial_concat", "partial_sum", "rank_attention", "sequence_topk_avg_pooling",
+           "shuffle_batch", "tree_conv", "var_conv_2d"]
 
 _FLOATS = ("float32", "float64")
 _NUMBERS = ("float32", "float64", "int32", "int64")
@@ -174,3 +175,37 @@ def sequence_topk_avg_pooling(input, row, col, topks, channel_num):
     helper.append_op(type="sequence_topk_avg_pooling", inputs={"X": input, "ROW": row, "COLUMN": col},
                      outputs={"Out": out, "pos": pos}, attrs={"topks": list(topks), "channel_num": channel_num})
     return out
+
+
+def rank_attention(input, rank_offset, rank_param_shape, rank_param_attr, max_rank=3):
+    """CTR rank attention: row i of ``input`` [N, width] attends to the rows its ``rank_offset`` row (int32,
+    [N, 2 * max_rank + 1]: its rank, then (rank, row index) pairs; ranks 1-based, 0: none) names, each through the
+    block of the [max_rank * max_rank * width, out] parameter its own rank and the neighbour's pick."""
+    check_variable_and_dtype(input, "input", _FLOATS, "rank_attention")
+    check_variable_and_dtype(rank_offset, "rank_offset", ("int32",), "rank_attention")
+    if input.shape[1] * max_rank * max_rank != rank_param_shape[0]:
+        raise ValueError(f"rank_attention: rank_param_shape[0] must be input width * max_rank * max_rank = "
+                         f"{input.shape[1] * max_rank * max_rank}, got {rank_param_shape[0]}")
+    helper = LayerHelper("rank_attention")
+    param = helper.create_parameter(attr=rank_param_attr, shape=list(rank_param_shape), dtype=input.dtype)
+    param.stop_gradient = False
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(type="rank_attention", inputs={"X": input, "RankOffset": rank_offset, "RankParam": param},
+                     outputs={"Out": out}, attrs={"MaxRank": max_rank})
+    return out
+
+
+def batch_fc(input, param_size, param_attr, bias_size, bias_attr, act=None):
+    """One fully connected layer per slot pair: ``input`` [slots, rows, in] times a [slots, in, out] weight
+    (``param_size``) plus a [slots, out] bias (``bias_size``), then ``act``."""
+    check_variable_and_dtype(input, "input", _FLOATS, "batch_fc")
+    shape = list(input.shape)
+    if len(shape) != 3 or shape[2] != param_size[1] or param_size[2] != bias_size[1] or shape[0] != bias_size[0]:
+        raise ValueError(f"batch_fc: input [slots, rows, in] {shape}, param_size [slots, in, out] {list(param_size)} "
+                         f"and bias_size [slots, out] {list(bias_size)} do not match")
+    helper = LayerHelper("batch_fc", act=act)
+    w = helper.create_parameter(attr=param_attr, shape=list(param_size), dtype=input.dtype)
+    b = helper.create_parameter(attr=bias_attr, shape=list(bias_size), dtype=input.dtype)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(type="batch_fc", inputs={"Input": input, "W": w, "Bias": b}, outputs={"Out": out})
+    return helper.append_activation(out)
