@@ -190,8 +190,8 @@ test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 288, what it came to (30,046 before
-it): to 30,334.
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 294, what it came to (30,046 before
+it): to 30,340.
 """
 import ast
 import io
@@ -202,7 +202,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_334
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_340
 
 
 def code_lines(path):

@@ -6,9 +6,11 @@ variable is made; two Variables become the ``elementwise_*`` op, the right opera
 left from the trailing dimensions, as ``fluid.layers.elementwise_*`` do. A number on the left of ``/``
 or ``**`` is first filled out to the Variable's shape (``fill_any_like``). ``%`` and ``//``
 append ``elementwise_mod`` / ``elementwise_floordiv`` (a number becomes a [1] ``fill_constant`` of the
-Variable's dtype). The comparisons ``<``, ``<=``, ``>``, ``>=``, ``==`` and ``!=`` append fluid's compare ops
-(a number becomes a [1] ``fill_constant``), as fluid 1.8 does; so the graph code never compares Variables
-with ``==`` or ``in`` (it compares names or ``id``), and Variables still hash by identity.
+Variable's dtype). The comparisons ``<``, ``<=``, ``>``, ``>=`` append fluid's compare ops
+(a number becomes a [1] ``fill_constant``), as fluid 1.8 does; so do ``==`` and ``!=`` with a number
+(``(i % 2) == 0``). Between two static Variables ``==`` stays identity, so ``var in some_list`` and
+``list.index(var)`` keep working (fluid appends an op there too: write ``fluid.layers.equal(a, b)``);
+Variables hash by identity.
 Indexing (``x[0]``, ``x[:, 1:3]``, ``x[::2]``) appends fluid's ``slice`` op (``strided_slice`` for a step
 other than 1); an int index drops its dimension (a result with none left has shape [1], as in fluid).
 """
@@ -75,17 +77,18 @@ def monkey_patch_variable():
     Variable.__div__, Variable.__rdiv__ = Variable.__truediv__, Variable.__rtruediv__  # fluid's py2 names
     Variable.__neg__ = lambda self: scale(self, -1.0)
     Variable.__getitem__ = _getitem
-    for name, op_type in (("lt", "less_than"), ("le", "less_equal"), ("gt", "greater_than"), ("ge", "greater_equal"),
-                          ("eq", "equal"), ("ne", "not_equal")):
+    for name, op_type in (("lt", "less_than"), ("le", "less_equal"), ("gt", "greater_than"), ("ge", "greater_equal")):
         setattr(Variable, f"__{name}__", _comparison(op_type))
+    for name, op_type in (("eq", "equal"), ("ne", "not_equal")):  # NOTE in the module docstring
+        setattr(Variable, f"__{name}__", _comparison(op_type, numbers_only=True))
     Variable.__hash__ = object.__hash__  # a Variable is still a dict key / set member by identity
 
 
-def _comparison(op_type):
+def _comparison(op_type, numbers_only=False):
     def method(self, other):
         if _number(other):
             other = fill_constant([1], self.dtype, other)
-        elif not isinstance(other, Variable):
+        elif not isinstance(other, Variable) or numbers_only:
             return NotImplemented
         helper = LayerHelper(op_type, x=self)
         out = helper.create_variable_for_type_inference("bool", stop_gradient=True)

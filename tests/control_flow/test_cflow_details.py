@@ -17,7 +17,8 @@ def test_mod_floordiv_eq_ne_append_ops_and_variables_still_hash_by_identity():
     with fluid.program_guard(main, fluid.Program()):
         i = fluid.data("i", [1], "int32")
         j = fluid.data("j", [1], "int32")
-        outs = [i % 3, i // 2, i == 4, i != 4, (i % 2) == 0, i == j]
+        outs = [i % 3, i // 2, i == 4, i != 4, (i % 2) == 0, L.equal(i, j)]
+        assert (i == j) is False and i in [j, i]  # between Variables == stays identity
         table = {i: "i", j: "j"}  # a Variable is still a dict key by identity
     assert table[i] == "i" and table[j] == "j" and len({i, j, i}) == 2
     assert [v.dtype for v in outs] == ["int32", "int32", "bool", "bool", "bool", "bool"]

