@@ -26,6 +26,11 @@ one reaches the kernel as None.
 A tensor array's contributions all go to one array of gradients, ``x@GRAD`` (``x@GRAD@k`` in a later
 backward pass over the same program), declared beside the array:
 its grad ops accumulate into it in place (ops/tensor_array.py), so no ``sum`` op is needed.
+NOTE [ Repeated backward passes ]
+A second ``append_backward`` / ``gradients`` over the same block (a second optimizer's ``minimize``, a
+gradient of a gradient) must not write the gradients the first one made: a gradient name the block
+already has from an earlier pass gets a unique variant (``x@GRAD_0``), as fluid renames them, so each
+pass's optimizer ops and returned gradients keep their own values.
 Sub-blocks (while, conditional_block) build their gradient blocks with this walk: backward_blocks.py.
 
 NOTE [ Undoing in-place increments ]
@@ -37,13 +42,18 @@ the mirrored position, so each grad op sees the value its forward op saw.
 """
 from collections import Counter
 
+from .backward_paths import (_append_grad_suffix_, _find_no_grad_vars, _find_op_path_,  # noqa: F401 (fluid's
+                             _get_no_grad_set_name, _get_stop_gradients_, _strip_grad_suffix_)  # helpers)
 from .backward_recompute import Recompute
 from .dtypes import is_float_dtype
+from .errors import check_type
+from .framework import unique_name
 from .framework.variable import Variable, VarType
 from .ops.registry import EMPTY_VAR_NAME, OpRole, get_op_spec, grad_var_name
 
 __all__ = ["append_backward", "gradients", "EMPTY_VAR_NAME"]
 _RENAME = "@RENAME@"
+_APPEND, _GRADIENTS = "fluid.backward.append_backward", "fluid.backward.gradients"
 
 
 def _as_list(x):
@@ -51,9 +61,6 @@ def _as_list(x):
         return []
     return list(x) if isinstance(x, (list, tuple, set, frozenset)) else [x]
 
-
-def _names(items):
-    return {v if isinstance(v, str) else v.name for v in _as_list(items)}
 
 
 class _Walk:
@@ -69,6 +76,7 @@ class _Walk:
         self.parts = {}            # forward var -> contribution names
         self.grad_of = {}          # forward var -> name of its complete gradient
         self.array_grads = {}      # tensor array -> its array of gradients in this pass
+        self.made = set()          # gradient names this pass declared
 
     def _var(self, name):
         return self.block._find_var_recursive(name)
@@ -136,10 +144,18 @@ class _Walk:
         if fixed is not None:
             gname = fixed
         else:
-            gname = grad_var_name(name) if self.count[name] == 1 else f"{grad_var_name(name)}{_RENAME}{k}"
+            gname = self._fresh(grad_var_name(name) if self.count[name] == 1 else f"{grad_var_name(name)}{_RENAME}{k}")
             fwd = self._var(name)
             self.block.create_var(name=gname, shape=fwd.shape, dtype=fwd.dtype, lod_level=fwd.lod_level)
         self.parts.setdefault(name, []).append(gname)
+        return gname
+
+    def _fresh(self, gname):
+        """``gname``, or a unique variant when an earlier backward pass over the block made that name
+        (NOTE [ Repeated backward passes ])."""
+        if gname in self.block.vars and gname not in self.made:
+            gname = unique_name.generate(gname)
+        self.made.add(gname)
         return gname
 
     def _finish(self, name):
@@ -151,7 +167,7 @@ class _Walk:
             self.grad_of[name] = parts[0]
             return
         fwd = self._var(name)
-        out = self.block.create_var(name=grad_var_name(name), shape=fwd.shape, dtype=fwd.dtype,
+        out = self.block.create_var(name=self._fresh(grad_var_name(name)), shape=fwd.shape, dtype=fwd.dtype,
                                     lod_level=fwd.lod_level)
         self._append("sum", {"X": parts}, {"Out": [out.name]}, {})
         self.grad_of[name] = out.name
@@ -223,7 +239,7 @@ class _Walk:
 
     def _zeros_like(self, name):
         fwd = self._var(name)
-        zname = grad_var_name(name) + "@ZERO"
+        zname = self._fresh(grad_var_name(name) + "@ZERO")
         self.block.create_var(name=zname, shape=fwd.shape, dtype=fwd.dtype)
         self._append("fill_zeros_like", {"X": [name]}, {"Out": [zname]}, {})
         return zname
@@ -255,7 +271,7 @@ def _enclosing(block):
 
 def _build(targets, seeds, target_gradients, no_grad_set, callbacks, recompute=None):
     block = targets[0].block
-    walk = _Walk(block, _names(no_grad_set), _as_list(callbacks))
+    walk = _Walk(block, _get_no_grad_set_name(no_grad_set), _as_list(callbacks))
     # NOTE [ A target inside a sub-block ]: its block runs after the ops built so far in the blocks around
     # it, so the walk goes through those too (an optimizer minimized inside a cond branch trains the layers
     # built before the branch); every grad op lands in the target's block and runs with it, as in fluid
@@ -304,8 +320,13 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     Returns:
         list of (Parameter, Variable): each parameter with its gradient, in program order.
     """
-    if not isinstance(loss, Variable):
-        raise TypeError(f"append_backward: loss must be a Variable, got {type(loss).__name__}")
+    check_type(loss, "loss", (Variable,), _APPEND)
+    if parameter_list is not None:
+        check_type(parameter_list, "parameter_list", (list, tuple, set), _APPEND)
+        for i, param in enumerate(parameter_list):
+            check_type(param, f"parameter_list[{i}]", (Variable, str), _APPEND)
+    if callbacks is not None:
+        check_type(callbacks, "callbacks", (list,), _APPEND)
     block = loss.block
     program = block.program
     if parameter_list:
@@ -349,6 +370,9 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
         list of Variable: one gradient per input, None where an input gets none (for example a
         ``stop_gradient`` data variable, as in fluid).
     """
+    check_type(targets, "targets", (Variable, list), _GRADIENTS)
+    check_type(inputs, "inputs", (Variable, list), _GRADIENTS)
+    check_type(target_gradients, "target_gradients", (Variable, list, type(None)), _GRADIENTS)
     targets, inputs = _as_list(targets), _as_list(inputs)
     walk = _build(targets, {v.name for v in inputs}, target_gradients, no_grad_set, None)
     block = targets[0].block
@@ -374,6 +398,7 @@ def grad_op_descs(op_desc, no_grad_set=()):
     for name in fwd.output_arg_names:
         walk.grad_of[name] = block.create_var(name=grad_var_name(name), shape=block.var(name).shape,
                                               dtype=block.var(name).dtype).name
+    walk.made.update(walk.grad_of.values())  # made here, not by an earlier pass: no renaming
     need = {slot: [n not in no_grad for n in names] for slot, names in fwd.inputs.items()
             if slot not in spec.no_grad_inputs and names}
     need = {slot: flags for slot, flags in need.items() if any(flags)}
@@ -382,11 +407,6 @@ def grad_op_descs(op_desc, no_grad_set=()):
     walk.emit(fwd, need)
     grads = {grad_var_name(n): n for n in fwd.input_arg_names + fwd.output_arg_names}
     return [o.desc for o in block.ops[start:]], grads
-
-
-def _append_grad_suffix_(name):
-    """``name@GRAD`` (fluid's helper of the same name)."""
-    return grad_var_name(name)
 
 
 calc_gradient = gradients  # fluid 1.8's older name

@@ -27,10 +27,22 @@ def _tmp(block, dtype, shape=(1,)):
 
 
 class GradientClipBase:
-    """Base class: ``clip(params_grads)`` returns the clipped pairs."""
+    """Base class: ``clip(params_grads)`` returns the pairs that have a gradient, clipped where
+    ``need_clip(param)`` (a callable; None: every parameter) says so and unchanged elsewhere."""
+
+    def __init__(self, need_clip=None):
+        if need_clip is not None and not callable(need_clip):
+            raise TypeError(
+                "The type of need_clip must be funciton, and it can filter out parameter that does't need gradient "
+                "clip. This function must return True or False, and True means that clipping is required. Please "
+                "refer to API documention of GradientClipByGlobalNorm / GradientClipByNorm /GradientClipByValue.")
+        self._need_clip_func = need_clip
 
     def __call__(self, params_grads):
         return self._static_clip(params_grads)
+
+    def _needs_clip(self, param):
+        return self._need_clip_func is None or bool(self._need_clip_func(param))
 
     def _static_clip(self, params_grads):
         raise NotImplementedError
@@ -40,11 +52,14 @@ class GradientClipBase:
 
 
 
-def _clip_each(params_grads, op_type, attrs):
-    """One ``op_type`` op per gradient (None gradients pass through), as optimizer-role ops."""
+def _clip_each(clip, params_grads, op_type, attrs):
+    """One ``op_type`` op per gradient ``clip`` needs clipped, as optimizer-role ops; pairs without a
+    gradient are left out."""
     out = []
     for p, g in params_grads:
         if g is None:
+            continue
+        if not clip._needs_clip(p):
             out.append((p, g))
             continue
         new = _clipped_var(g)
@@ -56,41 +71,54 @@ def _clip_each(params_grads, op_type, attrs):
 class GradientClipByValue(GradientClipBase):
     """Clip every gradient element into [min, max] (``min`` defaults to ``-max``)."""
 
-    def __init__(self, max, min=None):
+    def __init__(self, max, min=None, need_clip=None):
+        super().__init__(need_clip)
         max = float(max)
         min = -max if min is None else float(min)
         if min > max:
             raise ValueError(f"GradientClipByValue: min ({min}) must not exceed max ({max})")
         self.max, self.min = max, min
 
+    def __str__(self):
+        return f"Gradient Clip By Value, min = {self.min:f}, max={self.max:f}"
+
     def _static_clip(self, params_grads):
-        return _clip_each(params_grads, "clip", {"min": self.min, "max": self.max})
+        return _clip_each(self, params_grads, "clip", {"min": self.min, "max": self.max})
 
 
 class GradientClipByNorm(GradientClipBase):
     """Rescale each gradient whose L2 norm exceeds ``clip_norm`` down to that norm."""
 
-    def __init__(self, clip_norm):
+    def __init__(self, clip_norm, need_clip=None):
+        super().__init__(need_clip)
         self.clip_norm = float(clip_norm)
 
+    def __str__(self):
+        return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
+
     def _static_clip(self, params_grads):
-        return _clip_each(params_grads, "clip_by_norm", {"max_norm": self.clip_norm})
+        return _clip_each(self, params_grads, "clip_by_norm", {"max_norm": self.clip_norm})
 
 
 class GradientClipByGlobalNorm(GradientClipBase):
     """Scale all gradients by ``clip_norm / max(global_norm, clip_norm)``."""
 
-    def __init__(self, clip_norm, group_name="default_group"):
+    def __init__(self, clip_norm, group_name="default_group", need_clip=None):
+        super().__init__(need_clip)
         self.clip_norm = float(clip_norm)
         self.group_name = group_name
+
+    def __str__(self):
+        return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
 
     def _group_key(self):
         return (type(self), self.group_name)
 
     def _static_clip(self, params_grads):
-        live = [(p, g) for p, g in params_grads if g is not None]
+        params_grads = [(p, g) for p, g in params_grads if g is not None]
+        live = [(p, g) for p, g in params_grads if self._needs_clip(p)]  # the global norm is theirs
         if not live:
-            return list(params_grads)
+            return params_grads
         block, dtype = live[0][1].block, live[0][1].dtype
         squares = []
         for _, g in live:
@@ -115,7 +143,7 @@ class GradientClipByGlobalNorm(GradientClipBase):
             block.append_op(type="elementwise_mul", inputs={"X": [g], "Y": [scale]}, outputs={"Out": [new]},
                             attrs=dict(_ROLE))
             clipped[p.name] = new
-        return [(p, clipped.get(p.name, g)) for p, g in params_grads]
+        return [(p, clipped.get(p.name, g) if self._needs_clip(p) else g) for p, g in params_grads]
 
 
 def set_gradient_clip(clip, param_list=None, program=None):

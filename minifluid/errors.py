@@ -16,7 +16,8 @@ import traceback
 
 __all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError", "FeedConversionError",
            "ReaderTimeoutError", "LoaderStateError", "ConcurrentReadError", "FEEDING_ERRORS", "ConversionFailed",
-           "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE", "CONCURRENT_READ_MESSAGE"]
+           "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE", "CONCURRENT_READ_MESSAGE",
+           "check_type"]
 
 QUEUE_KILLED_MESSAGE = "Blocking queue is killed because the data reader raises an exception."
 
@@ -163,3 +164,10 @@ class ExceptionWrapper:
 
 def _indent(text, prefix="    "):
     return "".join(prefix + line for line in text.splitlines(True))
+
+
+def check_type(value, name, types, api):
+    """fluid's argument check: ``value`` must be one of ``types`` (TypeError naming the argument otherwise)."""
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        raise TypeError(f"The type of '{name}' in {api} must be {tuple(t.__name__ for t in types)}, but received "
+                        f"{type(value).__name__}. ")

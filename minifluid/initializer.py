@@ -1,8 +1,10 @@
-"""Initializers: each appends the op that fills a parameter to the **startup** program.
+"""Initializers: each puts the op that fills a parameter into the **startup** program.
 
 ``init(var, block)`` creates ``var`` in ``block`` (by default the startup program's global block)
-when it is not there yet and appends one op writing it: fill_constant, uniform_random,
-gaussian_random, truncated_gaussian_random or assign_value. A seed of 0 means "use the
+when it is not there yet and *prepends* one op writing it, as fluid does (the op made last runs
+first): fill_constant, uniform_random, gaussian_random, truncated_gaussian_random or assign_value.
+A float16 variable is filled as fluid fills it: the op writes a float32 temporary and a ``cast``
+appended to the block writes the variable. A seed of 0 means "use the
 program's ``random_seed``", as in fluid; when that is 0 too the op draws from numpy's global
 random state, so ``np.random.seed`` makes a run reproducible.
 """
@@ -11,7 +13,9 @@ import math
 import numpy as np
 
 from .dtypes import convert_dtype
+from .framework import unique_name
 from .framework.program import default_startup_program
+from .framework.variable import VarType
 
 __all__ = ["Bilinear", "BilinearInitializer", "Constant", "ConstantInitializer", "Initializer", "MSRA",
            "MSRAInitializer", "Normal", "NormalInitializer", "NumpyArrayInitializer", "TruncatedNormal", "TruncatedNormalInitializer",
@@ -34,17 +38,28 @@ def _compute_fans(shape):
 class Initializer:
     """Base class: subclasses say which op (type, attrs) writes the variable."""
 
+    _tmp_prefix = "init"  # fluid's name for the float32 temporary of a float16 variable: <prefix>.<var>.tmp_<n>
+
     def _op(self, var, block):
         raise NotImplementedError
 
     def __call__(self, var, block=None):
-        """Append the init op for ``var`` to ``block`` (default: the startup program's global block)."""
+        """Prepend the init op for ``var`` to ``block`` (default: the startup program's global block)."""
         block = block if block is not None else default_startup_program().global_block()
         if not block.has_var(var.name):
             block.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=True)
         op_type, attrs = self._op(var, block)
-        attrs.update(shape=list(var.shape), dtype=var.dtype)
-        return block.append_op(type=op_type, outputs={"Out": [var.name]}, attrs=attrs)
+        half = convert_dtype(var.dtype) == "float16"
+        out = var
+        if half:
+            out = block.create_var(name=unique_name.generate(f"{self._tmp_prefix}.{var.name}.tmp"), shape=var.shape,
+                                   dtype="float32", persistable=False)
+        attrs.update(shape=list(var.shape), dtype=out.dtype)
+        op = block._prepend_op(type=op_type, outputs={"Out": [out.name]}, attrs=attrs)
+        if half:
+            block.append_op(type="cast", inputs={"X": [out.name]}, outputs={"Out": [var.name]},
+                            attrs={"in_dtype": VarType.FP32, "out_dtype": VarType.FP16})
+        return op
 
     @staticmethod
     def _seed(seed, block):
@@ -58,6 +73,8 @@ class Initializer:
 class Constant(Initializer):
     """Fill with ``value``."""
 
+    _tmp_prefix = "constant_init"
+
     def __init__(self, value=0.0, force_cpu=False):
         self._value = float(value)
         self._force_cpu = force_cpu
@@ -69,6 +86,8 @@ class Constant(Initializer):
 class Uniform(Initializer):
     """Uniform in [low, high)."""
 
+    _tmp_prefix = "uniform_random"
+
     def __init__(self, low=-1.0, high=1.0, seed=0):
         self._low, self._high, self._seed_value = float(low), float(high), seed
 
@@ -78,6 +97,8 @@ class Uniform(Initializer):
 
 class Normal(Initializer):
     """Gaussian with mean ``loc`` and standard deviation ``scale``."""
+
+    _tmp_prefix = "gaussian_random"
 
     def __init__(self, loc=0.0, scale=1.0, seed=0):
         self._mean, self._std, self._seed_value = float(loc), float(scale), seed
@@ -89,12 +110,16 @@ class Normal(Initializer):
 class TruncatedNormal(Normal):
     """Gaussian with resampled tails beyond two standard deviations."""
 
+    _tmp_prefix = "truncated_gaussian_random"
+
     def _op(self, var, block):
         return "truncated_gaussian_random", Normal._op(self, var, block)[1]
 
 
 class Xavier(Initializer):
     """Glorot: uniform in ±sqrt(6/(fan_in+fan_out)), or normal with std sqrt(2/(fan_in+fan_out))."""
+
+    _tmp_prefix = "xavier_init"
 
     def __init__(self, uniform=True, fan_in=None, fan_out=None, seed=0):
         self._uniform, self._fan_in, self._fan_out, self._seed_value = uniform, fan_in, fan_out, seed
@@ -113,6 +138,8 @@ class Xavier(Initializer):
 class MSRA(Initializer):
     """He/Kaiming: uniform in ±sqrt(6/fan_in), or normal with std sqrt(2/fan_in)."""
 
+    _tmp_prefix = "masra_init"
+
     def __init__(self, uniform=True, fan_in=None, seed=0):
         self._uniform, self._fan_in, self._seed_value = uniform, fan_in, seed
 
@@ -127,6 +154,8 @@ class MSRA(Initializer):
 
 class NumpyArrayInitializer(Initializer):
     """Copy a numpy array (its values are stored in the op's attributes, as fluid does)."""
+
+    _tmp_prefix = "numpy_array_init"
 
     _VALUE_ATTR = {"float16": "fp32_values", "float32": "fp32_values", "float64": "fp32_values",
                    "int32": "int32_values", "int64": "int64_values", "bool": "bool_values"}
@@ -150,6 +179,8 @@ class Bilinear(Initializer):
     """The bilinear-interpolation kernel for a [C_out, C_in, k, k] conv2d_transpose filter, so that the layer
     upsamples by ``ceil(k / 2)`` (each [k, k] slice is the same kernel). fluid 1.8 computes the kernel's row
     coordinate with Python 3's true division, which smears the rows; this uses the whole row index."""
+
+    _tmp_prefix = "bilinear_init"
 
     def _op(self, var, block):
         shape = tuple(var.shape)

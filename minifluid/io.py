@@ -9,7 +9,8 @@ from .reader import (batch, buffered, cache, chain, compose, firstn, map_readers
                      xmap_readers)
 from .inference_model import load_inference_model, save_inference_model
 from .program_state import load, load_program_state, save, set_program_state
-from .serialization import (get_program_parameter, get_program_persistable_vars, is_belong_to_optimizer,
+from .serialization import (get_parameter_value, get_parameter_value_by_name,  # noqa: F401 (fluid.io has them)
+                            get_program_parameter, get_program_persistable_vars, is_belong_to_optimizer,
                             is_parameter, is_persistable, load_params, load_persistables, load_vars, save_params,
                             save_persistables, save_vars)
 

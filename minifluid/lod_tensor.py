@@ -83,6 +83,28 @@ class LoDTensor:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
+    # fluid's low-level allocation: _set_dims (below) gives the shape, _alloc_<type> memory of it (zeros here)
+    def _alloc(self, dtype, place):
+        self.set(np.zeros(self._array.shape if self._array is not None else (0,), dtype), place)
+
+    def _alloc_float(self, place):
+        self._alloc(np.float32, place)
+
+    def _alloc_double(self, place):
+        self._alloc(np.float64, place)
+
+    def _alloc_int(self, place):
+        self._alloc(np.int32, place)
+
+    def _mutable_data(self, place, dtype):
+        """Memory of ``dtype`` for the dims set, and its address (fluid returns the raw pointer)."""
+        self._alloc(np.dtype(str(dtype)), place)
+        return int(np.asarray(self).__array_interface__["data"][0])
+
+    def __getitem__(self, index):
+        """A numpy view of part of the data (fluid's Tensor slicing)."""
+        return np.asarray(self)[index]
+
     def _is_initialized(self):
         return self._array is not None
 

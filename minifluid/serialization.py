@@ -26,7 +26,7 @@ from .ops.registry import register_op
 
 __all__ = ["save_vars", "load_vars", "save_params", "load_params", "save_persistables", "load_persistables",
            "is_parameter", "is_persistable", "is_belong_to_optimizer", "get_program_parameter",
-           "get_program_persistable_vars"]
+           "get_program_persistable_vars", "get_parameter_value", "get_parameter_value_by_name"]
 
 
 def is_parameter(var):
@@ -49,6 +49,22 @@ def get_program_parameter(program):
 
 def get_program_persistable_vars(program):
     return [v for v in program.list_vars() if is_persistable(v)]
+
+
+def get_parameter_value(para, executor):
+    """A copy of the parameter's value in the global scope (fluid fetches it with a one-variable program)."""
+    if not is_parameter(para):
+        raise AssertionError("The input variable is not parameter.")
+    found = global_scope().find_var(para.name)
+    if found is None or not found.is_initialized():
+        raise RuntimeError(f"Parameter {para.name!r} is not initialized in the scope (run the startup program first)")
+    return np.array(found.get_tensor())
+
+
+def get_parameter_value_by_name(name, executor, program=None):
+    """``get_parameter_value`` of the parameter ``name`` of ``program`` (default: the default main program)."""
+    program = default_main_program() if program is None else program
+    return get_parameter_value(program.global_block().var(name), executor)
 
 
 def _valid_program(main_program):

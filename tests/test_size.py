@@ -187,11 +187,18 @@ rank_attention and batch_fc (ops/rank_attention.py with their layers) raise it b
 before them): to 30,009 with the others above (29,929).
 Static layers in containers and save_dygraph, Variable.desc, load/load_program_state's argument checks (fluid's
 test_static_save_load) raise it by 37: to 30,046 with the others above (30,009).
+Paddle's own Program / backward / optimizer tests (executor/prune.py: Executor.run(use_prune) and optimizer ops in
+fetch_list; backward_paths.py: fluid's backward analysis helpers and argument checks; initializers prepending with
+the float16 cast; need_clip; test clones without the training variables; Variable's, LoDTensor's, Scope's and
+program.desc's fluid surface, a Variable printed as its VarDesc text; fed learning rates under data parallelism) raise
+it by 402, what they came to (30,046 before them): to 30,448.
+test_layers' TestBook: batch_norm / inplace_abn / scale reading a Variable momentum or scale at run time,
+framework._dygraph_place_guard and bpr_loss over [..., D] raise it by 26: to 30,474 with the others above (30,448).
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 294, what it came to (30,046 before
-it): to 30,340.
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 295, what it came to (30,474 before
+it): to 30,769.
 """
 import ast
 import io
@@ -202,7 +209,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_340
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_769
 
 
 def code_lines(path):

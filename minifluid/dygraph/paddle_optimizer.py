@@ -14,6 +14,7 @@ from ..framework.program import default_main_program
 from ..regularizer import L2Decay
 from . import paddle_lr as lr
 from .base import eager_api
+from .tensor import Tensor
 
 __all__ = ["Adagrad", "Adam", "Momentum", "Optimizer", "RMSProp", "SGD", "lr"]
 
@@ -39,7 +40,7 @@ class _Eager:
         if self._lr_scheduler is None:
             return
         rate = self._global_learning_rate()
-        if hasattr(rate, "set_value"):  # dygraph: an eager tensor, set before each update
+        if isinstance(rate, Tensor):  # dygraph: an eager tensor, set before each update
             rate.set_value(np.array([self._lr_scheduler()], dtype="float32"))
         else:  # static mode: the Executor writes the scheduler's value into it before each run
             program = default_main_program()

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..framework.program import default_main_program, default_startup_program
+from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..ops.registry import array_module, get_op_spec
 from ..places import place_array_module
@@ -76,9 +76,10 @@ class Tracer:
 
     def create_parameter(self, attr, shape, dtype):
         """An eager parameter filled by ``attr.initializer``'s op run now: the op and math the static
-        startup program runs (seeded, as there, by the startup program's ``random_seed``)."""
+        startup program runs, seeded by the main program's ``random_seed`` (fluid's dygraph creates
+        parameters in the main program's block: with a seed set, two layers start equal)."""
         probe = SimpleNamespace(name=attr.name, shape=tuple(shape), dtype=dtype)
-        op_type, attrs = attr.initializer._op(probe, default_startup_program().global_block())
+        op_type, attrs = attr.initializer._op(probe, default_main_program().global_block())
         spec = get_op_spec(op_type)
         merged = dict(spec.attrs)
         merged.update(attrs, shape=list(shape), dtype=dtype)

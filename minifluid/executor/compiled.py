@@ -17,6 +17,7 @@ rate, say) is copied to every place. The non-persistable variables must give equ
 and the persistable ones as many or more: a feed whose rows would go unused is a ValueError, never a
 silent drop.
 """
+import weakref
 from collections import ChainMap
 
 import numpy as np
@@ -29,7 +30,7 @@ from ..ops.registry import GRAD_SUFFIX, OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from . import timing as _timing
 from .context import Frame
-from .executor import _fetch_value, compile_ops, resolve_feeds_and_fetches
+from .executor import _fetch_value, compile_ops, declare, persistable_names, resolve_feeds_and_fetches
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
@@ -66,7 +67,8 @@ _DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
-    __slots__ = ("feeds", "compute", "optimize", "grads", "params", "fetches", "reader", "branch_optimizer")
+    __slots__ = ("feeds", "compute", "optimize", "grads", "params", "fetches", "reader", "persistables", "declared_in",
+                 "borrowed", "branch_optimizer")
 
 
 def _is_optimize(op):
@@ -88,12 +90,15 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     written = {n for op in compute_ops for n in op.output_arg_names}
     plan.grads = sorted({n for op in optimize_ops for n in op.input_arg_names
                          if n in written and not getattr(block._find_var_recursive(n), "persistable", False)})
+    plan.borrowed = sorted({n for op in optimize_ops for n in op.input_arg_names if n in feed_names
+                            and not getattr(block._find_var_recursive(n), "persistable", False)})
     plan.params = {p.name for p in block.all_parameters() if p.trainable}
     plan.branch_optimizer = any(_optimizes(op.attrs["sub_block"]) for op in block.ops
                                 if isinstance(op.attrs.get("sub_block"), Block))
     plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
     plan.optimize = compile_ops(optimize_ops, lod_names=())
     plan.fetches = fetch_list_names
+    plan.persistables, plan.declared_in = persistable_names(block), weakref.WeakSet()
     read_ops = [op for op in block.ops if op.type == "read"]
     plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None
     return plan
@@ -122,7 +127,12 @@ def _merged(name, per_device):
     first = per_device[0]
     if not isinstance(first, list):
         arrays = [np.asarray(v) for v in per_device]
-        return np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0)
+        merged = np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0)
+        if isinstance(first, LoDTensor):  # as fluid merges them: the places' sequences one after another
+            lods = [v.recursive_sequence_lengths() for v in per_device]
+            lod = [sum((lod[k] for lod in lods), []) for k in range(len(lods[0]))] if all(lods) else None
+            merged = LoDTensor(merged, lod)
+        return merged
     if len({len(v) for v in per_device}) > 1:
         raise ValueError(f"Cannot merge the tensor array {name!r} fetched from {len(per_device)} places: they hold "
                          f"{[len(v) for v in per_device]} entries (fetch it with return_merged=False)")
@@ -227,6 +237,9 @@ class CompiledProgram:
         else:
             per_place = self._split(feed, num_places)
             plan = self._plan(tuple(per_place[0]) if per_place else (), fetches)
+        if scope not in plan.declared_in:  # as a Program's run does (executor.py persistable_names)
+            declare(plan.persistables, scope)
+            plan.declared_in.add(scope)
         if num_places > 1 and plan.branch_optimizer:
             raise NotImplementedError("If optimizer is used in control flow, training on multi-places is not "
                                       f"supported now (the program updates parameters inside a sub-block; run it "
@@ -237,9 +250,17 @@ class CompiledProgram:
             per_place = [{} for _ in staged]
         envs = self._run_replicas(exe, self._program, plan, per_place, scope, staged)
         self._average_grads(plan, envs, scope)
-        with Frame(exe, self._program, scope, scope._vars, scope._lods):
-            for step in plan.optimize if _timing.recorder is None else _timing.recorder.timed(plan.optimize):
-                step(scope._vars, scope._lods)
+        # a fed variable the update reads (a learning rate fed each step): the first place's value, for the update
+        lent = [n for n in plan.borrowed if envs and n in envs[0][0].maps[0] and scope._vars.get(n) is None]
+        for name in lent:
+            scope._vars[name] = envs[0][0].maps[0][name]
+        try:
+            with Frame(exe, self._program, scope, scope._vars, scope._lods):
+                for step in plan.optimize if _timing.recorder is None else _timing.recorder.timed(plan.optimize):
+                    step(scope._vars, scope._lods)
+        finally:
+            for name in lent:
+                scope._vars.pop(name, None)
         _scale_fetched_grads(plan, envs, scope)
         return self._collect(plan, envs, return_numpy, return_merged)
 

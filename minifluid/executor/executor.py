@@ -46,6 +46,7 @@ from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import EMPTY_VAR_NAME, get_op_spec
 from ..ops.tensor_array import TensorArray
 from ..places import CPUPlace
+from . import prune as _prune
 from . import timing as _timing
 from .context import ExecutionContext, Frame, current_frame
 from .feed_fetch import (FeedSpec, feed_into, fetch_names, forget_lod, lod_feed_names, normalize_feed,
@@ -58,7 +59,8 @@ __all__ = ["Executor", "build_plan", "compile_ops", "Plan", "resolve_feeds_and_f
 class Plan:
     """Everything ``Executor.run`` needs that depends only on the Program and the names."""
 
-    __slots__ = ("feeds", "steps", "fetches", "to_device", "needs_frame", "owned", "lod_free")
+    __slots__ = ("feeds", "steps", "fetches", "to_device", "needs_frame", "owned", "lod_free", "persistables",
+                 "declared_in")
 
     def __init__(self, feeds, steps, fetches, to_device=None, needs_frame=False, owned=frozenset(),
                  lod_free=frozenset()):
@@ -67,6 +69,8 @@ class Plan:
         self.needs_frame = needs_frame  # a context op is among the steps: run them inside a Frame
         self.owned = owned  # the names the block declares (a sub-block's own variables)
         self.lod_free = lod_free  # names written by steps that never look at LoD (compile_ops)
+        self.persistables = ()  # block 0's persistable variables, declared in a scope at its first run
+        self.declared_in = weakref.WeakSet()  # the scopes they are declared in
 
 
 class _OpName(NamedTuple):
@@ -86,7 +90,7 @@ def _missing_input_error(op, env, names):
 def _kernel_failed(op, env, names, e):
     """In a step's ``except``: the clear error for inputs that have no value, or None once ``e`` is
     annotated with the op (the step then re-raises ``e``)."""
-    if isinstance(e, (KeyError, TypeError)) and any(n not in env or env[n] is None for n in names):
+    if isinstance(e, (KeyError, TypeError, AttributeError)) and any(n not in env or env[n] is None for n in names):
         return _missing_input_error(op, env, names)
     if not isinstance(e, FEEDING_ERRORS):
         e.add_note(f"(in minifluid operator {op.type!r}, inputs {op.inputs}, outputs {op.outputs})")
@@ -326,7 +330,25 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
     needs_frame = any(get_op_spec(op.type).context for op in block.ops)
-    return Plan(feeds, steps, fetches, to_device, needs_frame, frozenset(block.vars), frozenset(lod_free))
+    plan = Plan(feeds, steps, fetches, to_device, needs_frame, frozenset(block.vars), frozenset(lod_free))
+    if block_idx == 0:
+        plan.persistables = persistable_names(block)
+    return plan
+
+
+def persistable_names(block):
+    """The block's persistable tensors: a run declares them in its scope, as fluid creates every persistable
+    variable before running (``scope.find_var`` finds one even when no op of the run wrote it)."""
+    return tuple(name for name, var in block.vars.items()
+                 if var.persistable and var.type == "LOD_TENSOR")
+
+
+def declare(names, scope):
+    """Declare ``names`` in ``scope`` (no value yet) where it has no entry for them."""
+    values = scope._vars
+    for name in names:
+        if name not in values:
+            values[name] = None
 
 
 class Executor:
@@ -335,11 +357,13 @@ class Executor:
     def __init__(self, place=None):
         self.place = place if place is not None else CPUPlace()
         self._plans = weakref.WeakKeyDictionary()
+        self._pruned_programs = weakref.WeakKeyDictionary()  # program -> {prune key: pruned copy} (prune.py)
         self._to_device = None  # cupy.asarray on a GPU place, resolved at the first run
         keep_freed_memory()  # NOTE [ Reusing freed memory ] in _malloc.py
 
     def close(self):
         self._plans.clear()
+        self._pruned_programs.clear()
 
     def _device_mover(self):
         """None on CPU; on a GPU place ``cupy.asarray`` (a clear error when there is no usable GPU)."""
@@ -361,11 +385,15 @@ class Executor:
         return plan
 
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
-            scope=None, return_numpy=True, use_program_cache=False, return_merged=True):
-        """Run block 0 of ``program`` once; returns the fetched values in ``fetch_list`` order."""
+            scope=None, return_numpy=True, use_program_cache=False, return_merged=True, use_prune=False):
+        """Run block 0 of ``program`` once; returns the fetched values in ``fetch_list`` order. With
+        ``use_prune``, or optimizer ops in ``fetch_list``, only the ops the fetches need run
+        (NOTE [ Pruning at run time ] in prune.py)."""
         if program is None:
             program = default_main_program()
         scope = scope if scope is not None else global_scope()
+        if use_prune or (isinstance(fetch_list, (list, tuple)) and _prune._needs_split(fetch_list)):
+            program, feed, fetch_list = self._pruned(program, feed, fetch_list, use_prune)
         scheduled = getattr(program, "_program", program)
         if scheduled.lr_sheduler is not None:  # paddle 2.x static mode: the scheduler's current rate
             rate = np.array([scheduled.lr_sheduler()], dtype="float32")
@@ -380,8 +408,31 @@ class Executor:
         feed_into(plan.feeds, feed, scope._vars, scope._lods, plan.to_device)
         return self._execute(plan, program, scope, return_numpy)
 
+    def _pruned(self, program, feed, fetch_list, use_prune):
+        """(program, feed, fetch list) to run: a pruned copy when asked for or when optimizer ops are fetched."""
+        fetches, optimize_ops = _prune.split_optimize_ops(fetch_list)
+        if not (use_prune or optimize_ops):
+            return program, feed, fetches
+        per_program = self._pruned_programs.get(program)
+        if per_program is None:
+            per_program = self._pruned_programs[program] = {}
+        key = _prune.prune_cache_key(program, feed, fetch_list if isinstance(fetch_list, (list, tuple)) else fetches)
+        pruned = per_program.get(key)
+        if pruned is None:
+            if len(per_program) > 64:
+                per_program.clear()
+            pruned = per_program[key] = self._prune_program(program, feed, fetches, optimize_ops)
+        return pruned, _prune.update_feed(pruned, feed), fetches
+
+    def _prune_program(self, program, feed=None, fetch_list=None, optimize_ops=None):
+        """A copy of ``program`` with only the ops ``fetch_list`` and ``optimize_ops`` need (prune.py)."""
+        return _prune.prune_program(program, feed, fetch_list or [], optimize_ops or [])
+
     def _execute(self, plan, program, scope, return_numpy=True):
         """Run a plan whose feeds are in ``scope`` (inside a Frame when it has context ops)."""
+        if plan.persistables and scope not in plan.declared_in:
+            declare(plan.persistables, scope)
+            plan.declared_in.add(scope)
         if plan.needs_frame:
             with Frame(self, program, scope, scope._vars, scope._lods):
                 return self._run_plan(plan, scope._vars, scope._lods, return_numpy)

@@ -84,6 +84,15 @@ class _ScopeVar:
     def value(self):
         return self._scope._vars.get(self._name)
 
+    def is_int(self):
+        value = self._scope._vars.get(self._name)
+        return getattr(value, "dtype", None) == np.int32 and value.size == 1
+
+    def get_int(self):
+        if not self.is_int():
+            raise TypeError(f"Variable {self._name!r} holds no int")
+        return int(self._scope._vars[self._name].reshape(-1)[0])
+
 
 class Scope:
     """A table of values; ``find_var`` also looks in parent scopes."""
@@ -113,6 +122,15 @@ class Scope:
                 return scope._vars[name]
             scope = scope._parent
         return None
+
+    def _remove_from_pool(self):
+        """Release the scope's values (fluid deletes the scope); a second removal is an error, as in fluid."""
+        if self.__dict__.get("_removed"):
+            raise RuntimeError("Deleting a nonexistent scope is not allowed")
+        self._vars.clear()
+        self._lods.clear()
+        self._kids.clear()
+        self._removed = True
 
     def new_scope(self):
         kid = Scope(self)

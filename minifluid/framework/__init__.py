@@ -36,3 +36,17 @@ def _dygraph_guard(tracer):
         yield
     finally:
         dygraph_mode.switch_tracer(previous)
+
+
+@contextlib.contextmanager
+def _dygraph_place_guard(place):
+    """fluid's internal switch of the place dygraph ops run on, for a block of code (nothing in static mode)."""
+    tracer = dygraph_mode.current_tracer()
+    previous = tracer.expected_place if tracer is not None else None
+    if tracer is not None:
+        tracer.expected_place = place
+    try:
+        yield
+    finally:
+        if tracer is not None:
+            tracer.expected_place = previous

@@ -175,7 +175,7 @@ class Block:
 
     def to_string(self, throw_on_error=False, with_details=False):
         lines = [f"block {{ idx: {self.idx}, parent_idx: {self.parent_idx}"]
-        lines += ["  " + v.to_string() for v in self.vars.values()]
+        lines += ["  " + v._summary(with_details) for v in self.vars.values()]
         lines += ["  " + op.to_string() for op in self.ops]
         return "\n".join(lines) + "\n}"
 

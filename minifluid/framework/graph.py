@@ -7,6 +7,7 @@ or programs are drawn, never per run.
 """
 import networkx as nx
 
+from ..ops.registry import OpRole
 from .block import Block
 
 __all__ = ["block_cycle", "block_graph", "find_cycle", "op_graph", "ops_needed_for", "to_dot",
@@ -34,31 +35,36 @@ def op_graph(block):
     return g
 
 
-def ops_needed_for(block, fetch_names, fed=()):
+def ops_needed_for(block, fetch_names, fed=(), target_ops=()):
     """Indices (in list order) of the ops the fetches need, stopping at the ``fed`` variables: an op
-    is needed when it writes a fetched variable, or one that a needed op after it reads (any earlier
-    writer of it: an in-place update keeps what it updates); an op that writes only fed variables
-    is not (the feed stands in for it). ``Program._prune_with_input`` keeps these ops.
+    is needed when it writes a fetched variable, is one of ``target_ops`` (indices), or writes one that a
+    needed op after it reads (any earlier writer of it: an in-place update keeps what it updates); an op
+    that writes only fed variables is not (the feed stands in for it). An optimizer op (op_role Optimize)
+    is needed only as one of ``target_ops``: it rewrites the parameters the forward ops read, which is no
+    dependency of theirs (as in fluid's prune). ``Program._prune_with_input`` keeps these ops.
     """
-    fed = set(fed)
+    fed, target_ops = set(fed), set(target_ops)
     wanted = set(fetch_names) - fed
     g = nx.DiGraph()
     writers, targets = {}, []
     for i, op in enumerate(block.ops):
         outs = set(op.output_arg_names) - fed
-        if not outs:
+        optimize = bool(int(op.attrs.get("op_role", 0)) & OpRole.Optimize)
+        if i in target_ops:
+            targets.append(i)
+        elif not outs or optimize:
             continue
+        elif outs & wanted:
+            targets.append(i)
         g.add_node(i)
         for name in set(op.input_arg_names) - fed:
             g.add_edges_from((w, i) for w in writers.get(name, ()))
-        for name in outs:
-            writers.setdefault(name, []).append(i)
-        if outs & wanted:
-            targets.append(i)
+        if not optimize:
+            for name in outs:
+                writers.setdefault(name, []).append(i)
     needed = set(targets)
     for t in targets:
-        if t in needed:
-            needed |= nx.ancestors(g, t)
+        needed |= nx.ancestors(g, t)
     return sorted(needed)
 
 

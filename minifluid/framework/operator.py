@@ -1,5 +1,5 @@
 """Operator: an op type, its input/output slots (slot -> variable names) and attributes."""
-from ..ops.registry import COMMON_ATTRS, get_op_spec
+from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec
 from .scopes import current_device, current_name_scope
 
 __all__ = ["Operator"]
@@ -76,6 +76,13 @@ class Operator:
     def has_attr(self, name):
         return name in self.attrs
 
+    def _is_optimize_op(self):
+        """Whether the op updates parameters (its op_role has the Optimize bit)."""
+        return bool(int(self.attr("op_role")) & OpRole.Optimize)
+
+    def _is_backward_op(self):
+        return bool(int(self.attr("op_role")) & OpRole.Backward)
+
     def all_attrs(self):
         return dict(self.attrs)
 
@@ -119,6 +126,11 @@ class _OpDescView:
 
     def attr_names(self):
         return list(self._op.attrs)
+
+    def attr_type(self, name):
+        """The attribute's fluid AttrType (BOOLEAN, INT, FLOAT, ...: the number a program file stores)."""
+        from .program_desc import attr_type  # noqa: PLC0415 - program_desc imports this module
+        return attr_type(self._op, name)
 
     def _set_attr(self, name, value):
         self._op._set_attr(name, value)

@@ -102,17 +102,25 @@ class Program:
     def clone(self, for_test=False):
         """Deep copy. ``for_test=True`` sets ``is_test`` where an op has it and drops the backward,
         optimizer and learning-rate-schedule ops (as fluid's prune_backward does), keeping forward
-        and read ops: running the test program does not advance the schedule's step counter."""
+        and read ops: running the test program does not advance the schedule's step counter. When ops
+        went, so do the variables no remaining op names (gradients, accumulators, the learning rate), so
+        a test clone taken after ``minimize`` equals one taken before it."""
         p = copy.deepcopy(self)
         if for_test:
             p._is_test = True
+            dropped = False
             for block in p.blocks:
-                block.ops = [op for op in block.ops
-                             if not int(op.attrs.get("op_role", 0))
-                             & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched)]
+                kept = [op for op in block.ops
+                        if not int(op.attrs.get("op_role", 0)) & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched)]
+                dropped |= len(kept) < len(block.ops)
+                block.ops = kept
                 for op in block.ops:
                     if "is_test" in get_op_spec(op.type).attrs:
                         op.attrs["is_test"] = True
+            if dropped:  # as fluid's prune_backward: only the variables the remaining ops name stay
+                named = {n for block in p.blocks for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+                for block in p.blocks:
+                    block.vars = {name: var for name, var in block.vars.items() if name in named}
         p._version = 0
         return p
 
@@ -136,18 +144,24 @@ class Program:
         return p
 
     def _prune_with_input(self, feeded_var_names, targets):
-        """A copy keeping only the ops ``targets`` (Variables, names or Operators) need, stopping at the
-        fed variables (whose producing ops go too); ``_prune(targets)`` prunes with nothing fed."""
+        """A copy keeping only the ops ``targets`` (Variables, names or Operators of the global block) need,
+        stopping at the fed variables (whose producing ops go too); ``_prune(targets)`` prunes with nothing
+        fed. An optimizer op stays only as a target (``graph.ops_needed_for``)."""
         feeded_var_names = feeded_var_names if isinstance(feeded_var_names, list) else [feeded_var_names]
         targets = targets if isinstance(targets, list) else [targets]
         for name in feeded_var_names:
             if not isinstance(name, str):
                 raise ValueError("All feeded_var_names of Program._prune_with_input() can only be str, but "
                                  f"received {type(name)}.")
-        needed = set()
+        needed, target_ops = set(), []
+        global_ops = self.global_block().ops
         for t in targets:
             if isinstance(t, Operator):
-                needed.update(t.output_arg_names)
+                index = next((i for i, op in enumerate(global_ops) if op is t), None)
+                if index is None:
+                    raise ValueError(f"The target operator {t.type!r} of Program._prune_with_input() is not an "
+                                     "operator of this program's global block")
+                target_ops.append(index)
             elif isinstance(t, (Variable, str)):
                 needed.add(t if isinstance(t, str) else t.name)
             else:
@@ -157,8 +171,8 @@ class Program:
         fed = set(feeded_var_names)
         pruned = self.clone()
         block = pruned.global_block()
-        block.ops = [block.ops[i] for i in graph.ops_needed_for(block, needed, fed)]
-        used = needed | fed | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+        block.ops = [block.ops[i] for i in graph.ops_needed_for(block, needed, fed, target_ops)]
+        used = needed | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
         for name in [n for n in block.vars if n not in used]:
             del block.vars[name]
         pruned._bump_version()

@@ -101,6 +101,15 @@ def _var_to_desc(var, desc):
         desc.stop_gradient = True
 
 
+def var_debug_string(var):
+    """``var``'s VarDesc in protobuf text format, as fluid prints a Variable."""
+    from google.protobuf import text_format  # noqa: PLC0415 - only when a variable is printed
+    desc = pb.VarDesc()
+    _var_to_desc(var, desc)
+    desc.persistable = bool(var.persistable)  # fluid's VarDesc always states it
+    return text_format.MessageToString(desc)
+
+
 def _op_to_desc(op, desc):
     desc.type = op.type
     for slots, target in ((op.inputs, desc.inputs), (op.outputs, desc.outputs)):
@@ -115,6 +124,17 @@ def _op_to_desc(op, desc):
         if value is None:
             continue
         _fill_attr(desc.attrs.add(name=name), op, name, value, defaults.get(name))
+
+
+def attr_type(op, name):
+    """The AttrType a program file gives attribute ``name`` of ``op`` (fluid's ``OpDesc.attr_type``)."""
+    defaults = dict(COMMON_ATTRS)
+    spec = registered_ops().get(op.type)
+    if spec is not None:
+        defaults.update(spec.attrs)
+    attr = pb.OpDesc.Attr(name=name)
+    _fill_attr(attr, op, name, op.attr(name), defaults.get(name))
+    return attr.type
 
 
 def program_to_desc(program):
@@ -268,6 +288,10 @@ class ProgramDescView:
     def num_blocks(self):
         return self._program.num_blocks
 
+    def block(self, index):
+        """fluid's BlockDesc binding over block ``index``: ``op(i)`` / ``op_size()`` / ``has_var(name)``."""
+        return _BlockDescView(self._program.block(index))
+
     def get_feed_target_names(self):
         return feed_target_names(self._program)
 
@@ -279,3 +303,27 @@ class ProgramDescView:
 
     def _set_version(self, version=PROGRAM_VERSION):
         """Programs are always written with fluid 1.x's version number."""
+
+
+class _BlockDescView:
+    """``program.desc.block(i)``: the BlockDesc accessors legacy code calls, over one Block."""
+
+    def __init__(self, block):
+        self._block = block
+
+    def op(self, index):
+        return self._block.ops[index].desc
+
+    def op_size(self):
+        return len(self._block.ops)
+
+    def has_var(self, name):
+        return self._block.has_var(name)
+
+    @property
+    def id(self):
+        return self._block.idx
+
+    @property
+    def parent(self):
+        return self._block.parent_idx

@@ -41,6 +41,9 @@ class VarType:
     COMPLEX64 = _VarTypeValue("complex64", "COMPLEX64", 23)
     COMPLEX128 = _VarTypeValue("complex128", "COMPLEX128", 24)
     LOD_TENSOR = _VarTypeValue("LOD_TENSOR", "LOD_TENSOR", 7)
+    SELECTED_ROWS = _VarTypeValue("SELECTED_ROWS", "SELECTED_ROWS", 8)
+    STEP_SCOPES = _VarTypeValue("STEP_SCOPES", "STEP_SCOPES", 11)
+    LOD_RANK_TABLE = _VarTypeValue("LOD_RANK_TABLE", "LOD_RANK_TABLE", 12)
     FEED_MINIBATCH = _VarTypeValue("FEED_MINIBATCH", "FEED_MINIBATCH", 9)
     FETCH_LIST = _VarTypeValue("FETCH_LIST", "FETCH_LIST", 10)
     STEP_SCOPES = _VarTypeValue("STEP_SCOPES", "STEP_SCOPES", 11)
@@ -50,8 +53,15 @@ class VarType:
     RAW = _VarTypeValue("RAW", "RAW", 17)
 
 
+def _eager_only(method):
+    raise AssertionError(f"'{method}' should be called by imperative Varible in imperative mode, please use "
+                         "fluid.dygraph.guard() as context to run it in imperative mode")
+
+
 class Variable:
     """A named tensor slot of a Block: shape (-1 for unknown dims), dtype, LoD level and flags."""
+
+    _DETAILS = ("error_clip", "stop_gradient")  # what to_string(with_details=True) adds, as in fluid
 
     def __init__(self, block, name, shape=None, dtype="float32", lod_level=0, persistable=False,
                  stop_gradient=False, type=VarType.LOD_TENSOR, need_check_feed=False, is_data=False,
@@ -70,6 +80,30 @@ class Variable:
         if block is not None:  # as fluid's: a Variable made directly joins its block
             block.vars[name] = self
             block.program._bump_version()
+
+    @property
+    def grad_name(self):
+        """The name of this variable's gradient: ``<name>@GRAD``."""
+        return self.name + "@GRAD"
+
+    # dygraph tensors' methods: a static Variable has them only to say so (fluid's fake_interface_only)
+    def detach(self):
+        _eager_only("detach")
+
+    def numpy(self):
+        _eager_only("numpy")
+
+    def set_value(self, value):
+        _eager_only("set_value")
+
+    def backward(self, backward_strategy=None):
+        _eager_only("backward")
+
+    def gradient(self):
+        _eager_only("gradient")
+
+    def clear_gradient(self):
+        _eager_only("clear_gradient")
 
     def _set_error_clip(self, error_clip):
         self.error_clip = error_clip
@@ -93,17 +127,29 @@ class Variable:
         raise TypeError(f"Variable {self.name!r} is symbolic: use .shape")
 
     def to_string(self, throw_on_error=False, with_details=False):
+        """fluid's text of a variable: its VarDesc in protobuf text format (``name: "x"``, ``type {...}``),
+        then with ``with_details`` one ``field: value`` line per extra field (error_clip, stop_gradient; a
+        Parameter's trainable, optimize_attr ...)."""
+        from .program_desc import var_debug_string  # noqa: PLC0415 - program_desc imports this module
+        text = var_debug_string(self)
+        if with_details:
+            text += "".join(f"{name}: {getattr(self, name)}\n" for name in self._DETAILS)
+        return text
+
+    def __str__(self):
+        return self.to_string(True)
+
+    def _summary(self, with_details=False):
+        """One line for a Program's text: ``[persist ]var|param name : KIND.shape[...].dtype(...)``."""
         flags = "persist " if self.persistable else ""
         kind = "param" if isinstance(self, Parameter) else "var"
         shape = list(self.shape) if self.shape is not None else "?"
         lod = f", lod_level={self.lod_level}" if self.lod_level else ""
-        extra = f", stop_gradient={self.stop_gradient}" if with_details else ""
+        extra = "".join(f", {name}={getattr(self, name)}" for name in self._DETAILS) if with_details else ""
         return f"{flags}{kind} {self.name} : {self.type}.shape{shape}.dtype({self.dtype}){lod}{extra}"
 
-    __str__ = to_string
-
     def __repr__(self):
-        return f"Variable({self.to_string()})"
+        return f"Variable({self._summary()})"
 
     @property
     def desc(self):
@@ -144,10 +190,20 @@ class _VarDescView:
 class Parameter(Variable):
     """A persistable, trainable Variable initialised by the startup program."""
 
+    _DETAILS = Variable._DETAILS + ("trainable", "optimize_attr", "regularizer", "gradient_clip_attr",
+                                    "do_model_average")
+
     def __init__(self, block, name, shape, dtype="float32", trainable=True, optimize_attr=None,
                  regularizer=None, gradient_clip_attr=None, do_model_average=None, **kwargs):
-        if shape is None or any(d < 0 for d in shape):
-            raise ValueError(f"Parameter {name!r} needs a fully known shape, got {shape}")
+        if shape is None:
+            raise ValueError(f"The shape of Parameter should not be None (Parameter {name!r})")
+        if dtype is None:
+            raise ValueError(f"The dtype of Parameter should not be None (Parameter {name!r})")
+        if len(shape) == 0:
+            raise ValueError(f"The dimensions of shape for Parameter must be greater than 0 (Parameter {name!r})")
+        if any(d < 0 for d in shape):
+            raise ValueError(f"Each dimension of shape for Parameter must be greater than 0, but received "
+                             f"{list(shape)} (Parameter {name!r})")
         kwargs.setdefault("persistable", True)
         super().__init__(block, name, shape, dtype, **kwargs)
         self.trainable = trainable

@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from ..dtypes import convert_dtype
+from ..errors import check_type  # noqa: F401  (layers modules import it from here)
 from ..framework.variable import Variable
 from ..initializer import Initializer
 from ..param_attr import ParamAttr
@@ -20,13 +21,6 @@ __all__ = ["arange", "create_parameter", "diag", "eye", "full", "full_like", "ga
 
 _LIKE = ("bool", "float32", "float64", "int32", "int64")
 _RANGE = ("float32", "float64", "int32", "int64")
-
-
-def check_type(value, name, types, api):
-    """fluid's argument check: ``value`` must be one of ``types`` (TypeError naming the argument otherwise)."""
-    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-        raise TypeError(f"The type of '{name}' in {api} must be {tuple(t.__name__ for t in types)}, but received "
-                        f"{type(value).__name__}. ")
 
 
 def check_dtype(dtype, name, dtypes, api):

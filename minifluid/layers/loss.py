@@ -31,16 +31,27 @@ def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=_IG
 
 
 def cross_entropy(input, label, soft_label=False, ignore_index=_IGNORE_INDEX):
-    """Cross entropy of probabilities ``input`` (e.g. a softmax output) against ``label``."""
+    """Cross entropy of probabilities ``input`` (e.g. a softmax output) against ``label``: fluid's
+    ``cross_entropy2`` op for hard labels (outputs ``Y``, ``MatchX``, ``XShape``), ``cross_entropy``
+    for soft ones."""
     helper = LayerHelper("cross_entropy", input=input)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(type="cross_entropy", inputs={"X": [input], "Label": [label]}, outputs={"Y": [out]},
-                     attrs={"soft_label": soft_label, "ignore_index": ignore_index})
+    if soft_label:
+        helper.append_op(type="cross_entropy", inputs={"X": [input], "Label": [label]}, outputs={"Y": [out]},
+                         attrs={"soft_label": True, "ignore_index": ignore_index})
+        return out
+    match_x = helper.create_variable_for_type_inference(input.dtype)
+    xshape = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(type="cross_entropy2", inputs={"X": [input], "Label": [label]},
+                     outputs={"Y": [out], "MatchX": [match_x], "XShape": [xshape]},
+                     attrs={"ignore_index": ignore_index})
     return out
 
 
 def square_error_cost(input, label):
     """Elementwise ``(input - label) ** 2``."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "square_error_cost")
+    check_variable_and_dtype(label, "label", ("float32", "float64"), "square_error_cost")
     helper = LayerHelper("square_error_cost", input=input)
     diff = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(type="elementwise_sub", inputs={"X": [input], "Y": [label]}, outputs={"Out": [diff]})

@@ -33,7 +33,10 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """``x * scale + bias`` (or ``(x + bias) * scale`` when ``bias_after_scale`` is False)."""
     helper = LayerHelper("scale", x=x, act=act, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(type="scale", inputs={"X": [x]}, outputs={"Out": [out]},
+    inputs = {"X": [x]}
+    if isinstance(scale, Variable):  # read at run time
+        inputs["ScaleTensor"], scale = [scale], 1.0
+    helper.append_op(type="scale", inputs=inputs, outputs={"Out": [out]},
                      attrs={"scale": float(scale), "bias": float(bias), "bias_after_scale": bias_after_scale})
     return helper.append_activation(out)
 

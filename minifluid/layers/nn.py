@@ -98,7 +98,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
                                                       moving_mean_name, moving_variance_name), dtype)
     return wiring.batch_norm_ops(wiring.StaticEmit(helper, dtype), input, params,
                                  wiring.batch_norm_attrs(momentum, epsilon, is_test, data_layout, use_global_stats),
-                                 act)
+                                 act, momentum)
 
 
 def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implementation="downgrade_in_infer"):

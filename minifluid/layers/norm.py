@@ -130,7 +130,7 @@ def inplace_abn(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, par
     attrs = dict(wiring.batch_norm_attrs(momentum, epsilon, is_test, data_layout, use_global_stats),
                  activation=act or "", alpha=float(act_alpha))
     return wiring.StaticEmit(helper, dtype).op(
-        "inplace_abn", {"X": input, "Scale": scale, "Bias": bias, "Mean": mean, "Variance": variance}, attrs,
+        "inplace_abn", wiring.batch_norm_inputs(input, [scale, bias, mean, variance], momentum), attrs,
         out="Y", extra={"MeanOut": mean, "VarianceOut": variance, "SavedMean": wiring.New(),
                         "SavedVariance": wiring.New()})
 

@@ -3,6 +3,7 @@ dtype (cast) and shape plumbing (reshape, transpose, flatten, squeeze, unsqueeze
 import numpy as np
 
 from ..dtypes import convert_dtype
+from ..errors import check_type
 from ..framework import dygraph_mode
 from ..framework.variable import Variable
 from ..initializer import Constant, NumpyArrayInitializer
@@ -18,8 +19,17 @@ def create_tensor(dtype, name=None, persistable=False):
     return helper.create_variable(name=helper.name, dtype=dtype, persistable=persistable)
 
 
+_GLOBAL_VAR_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     """A global-block variable filled with ``value`` by the startup program."""
+    check_type(shape, "shape", (list, tuple, np.ndarray), "create_global_var")
+    for item in shape:
+        if not isinstance(item, (int, np.integer)) or isinstance(item, bool):
+            raise TypeError(f"The item of shape should be int in create_global_var, but received {item!r}")
+    if convert_dtype(dtype) not in _GLOBAL_VAR_DTYPES:  # fluid 1.8's dtypes (no complex ones)
+        raise ValueError(f"create_global_var's dtype must be one of {list(_GLOBAL_VAR_DTYPES)}, but received {dtype}")
     helper = LayerHelper("global_var", name=name)
     var = helper.create_global_variable(name=helper.name, shape=list(shape), dtype=dtype,
                                         persistable=persistable, stop_gradient=True)

@@ -17,12 +17,13 @@ takes no gradient (dtype None: the layer's).
 """
 from typing import NamedTuple
 
+from ..framework.variable import Variable
 from ..initializer import Constant, Normal
 from ..param_attr import ParamAttr
 from .helper import known_attrs
 
-__all__ = ["New", "ParamSpec", "StaticEmit", "batch_norm_attrs", "batch_norm_ops", "batch_norm_params",
-           "conv2d_attrs", "conv2d_ops", "conv2d_params", "dropout_attrs", "dropout_ops", "fc_ops", "fc_params",
+__all__ = ["New", "ParamSpec", "StaticEmit", "batch_norm_attrs", "batch_norm_inputs", "batch_norm_ops",
+           "batch_norm_params", "conv2d_attrs", "conv2d_ops", "conv2d_params", "dropout_attrs", "dropout_ops", "fc_ops", "fc_params",
            "layer_norm_ops", "layer_norm_params", "pair", "pool2d_attrs"]
 
 
@@ -137,16 +138,26 @@ def batch_norm_params(channels, param_attr, bias_attr, moving_mean_name, moving_
 
 
 def batch_norm_attrs(momentum, epsilon, is_test, data_layout, use_global_stats, trainable_statistics=False):
+    """A Variable ``momentum`` is read at run time (``batch_norm_inputs``); the attribute keeps its default."""
+    momentum = 0.9 if isinstance(momentum, Variable) else momentum
     return {"momentum": momentum, "epsilon": epsilon, "is_test": is_test, "data_layout": data_layout,
             **known_attrs("batch_norm", use_global_stats=use_global_stats,
                           trainable_statistics=trainable_statistics)}
 
 
-def batch_norm_ops(emit, x, params, attrs, act):
+def batch_norm_inputs(x, params, momentum=None):
+    """The op's inputs; a Variable ``momentum`` goes to MomentumTensor."""
     scale, bias, mean, variance = params
-    y = emit.op("batch_norm", {"X": x, "Scale": scale, "Bias": bias, "Mean": mean, "Variance": variance}, attrs,
-                out="Y", extra={"MeanOut": mean, "VarianceOut": variance, "SavedMean": New(),
-                                "SavedVariance": New()})
+    inputs = {"X": x, "Scale": scale, "Bias": bias, "Mean": mean, "Variance": variance}
+    if isinstance(momentum, Variable):
+        inputs["MomentumTensor"] = momentum
+    return inputs
+
+
+def batch_norm_ops(emit, x, params, attrs, act, momentum=None):
+    mean, variance = params[2:]
+    y = emit.op("batch_norm", batch_norm_inputs(x, params, momentum), attrs, out="Y",
+                extra={"MeanOut": mean, "VarianceOut": variance, "SavedMean": New(), "SavedVariance": New()})
     return emit.act(y, act)
 
 

@@ -119,10 +119,12 @@ def _cross_entropy_backward(attrs, ins, outs, douts, need):
 
 @register_op("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "XShape", "MatchX"), attrs={"ignore_index": -100},
              no_grad_inputs=("Label",),
-             infer_shape=lambda attrs, x, label: (_xent_infer(attrs, x, label), None, _xent_infer(attrs, x, label)))
+             infer_shape=lambda attrs, x, label: (_xent_infer(attrs, x, label), ((0,) + tuple(x.shape), x.dtype),
+                                                  _xent_infer(attrs, x, label)))
 def _cross_entropy2_forward(attrs, x, label):
     y, picked, _, _ = _xent_hard(x, label, attrs["ignore_index"])
-    return _like_label(y, x, label), None, _like_label(picked, x, label)
+    xshape = array_module(x).empty((0,) + x.shape, x.dtype)  # fluid's XShape: [0] + X's dims, holds no data
+    return _like_label(y, x, label), xshape, _like_label(picked, x, label)
 
 
 @register_grad("cross_entropy2")

@@ -155,18 +155,23 @@ def _register_division(name, ints, floats=None):
 _register_division("elementwise_floordiv", lambda xp, x, y: x // y + ((x % y != 0) & ((x < 0) != (y < 0))))
 _register_division("elementwise_mod", lambda xp, x, y: xp.fmod(x, y), lambda xp, x, y: xp.fmod(y + xp.fmod(x, y), y))
 # --- scale ------------------------------------------------------------------------------
-@register_op("scale", inputs=("X",), outputs=("Out",),
-             attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True}, infer_shape=same_as(0),
-             share_lod={"Out": "X"})
-def _scale_forward(attrs, x):
-    s, b = attrs["scale"], attrs["bias"]
+def _scale_factor(attrs, scale_t):
+    """The attribute ``scale``, or the one value of ScaleTensor (fluid.layers.scale with a Variable scale)."""
+    return attrs["scale"] if scale_t is None else float(scale_t.reshape(-1)[0])
+
+
+@register_op("scale", inputs=("X", "ScaleTensor"), outputs=("Out",), optional=("ScaleTensor",),
+             no_grad_inputs=("ScaleTensor",), attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+             infer_shape=same_as(0), share_lod={"Out": "X"})
+def _scale_forward(attrs, x, scale_t=None):
+    s, b = _scale_factor(attrs, scale_t), attrs["bias"]
     out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
     return out.astype(x.dtype, copy=False)
 
 
 @register_grad("scale")
 def _scale_backward(attrs, ins, outs, douts, need):
-    return ((douts[0] * attrs["scale"]).astype(douts[0].dtype, copy=False),)
+    return (douts[0] * _scale_factor(attrs, ins[1])).astype(douts[0].dtype, copy=False), None
 
 
 # --- mul: flatten to 2-D, then one matmul ------------------------------------------------

@@ -60,7 +60,7 @@ def _momentum_forward(attrs, param, grad, velocity, lr):
     return param, velocity
 
 
-# --- adam (fluid's formula: epsilon scaled by sqrt(1 - beta2^t)) -----------------------------------
+# --- adam (fluid 1.8's formula: epsilon added to sqrt(m2) unscaled; Paddle 2.x scales it by sqrt(1 - beta2^t))
 @register_op("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
              outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
              attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False,
@@ -77,8 +77,8 @@ def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow):
     tmp *= 1.0 - b2
     m2 *= b2
     m2 += tmp
-    xp.sqrt(m2, out=tmp)  # param -= lr_t * m1 / (sqrt(m2) + eps * sqrt(1 - b2^t))
-    tmp += eps * math.sqrt(1.0 - b2p)
+    xp.sqrt(m2, out=tmp)  # param -= lr_t * m1 / (sqrt(m2) + eps)
+    tmp += eps
     xp.divide(m1, tmp, out=tmp)
     tmp *= lr_t
     param -= tmp

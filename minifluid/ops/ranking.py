@@ -54,20 +54,24 @@ def _bpr_parts(xp, x, label):
 @register_op("bpr_loss", inputs=("X", "Label"), outputs=("Y",), no_grad_inputs=("Label",),
              infer_shape=lambda attrs, x, label: (tuple(x.shape[:-1]) + (1,), x.dtype))
 def _bpr_loss_forward(attrs, x, label):
-    xp = array_module(x)
+    """Rows are all but the last dimension of ``x`` (as fluid flattens them); Y [..., 1]."""
+    xp, shape = array_module(x), x.shape
+    x = x.reshape(-1, shape[-1])
     pos, others = _bpr_parts(xp, x, label)
-    return ((_softplus(xp, x - pos) * others).sum(axis=1, keepdims=True) / (x.shape[1] - 1)).astype(x.dtype)
+    y = (_softplus(xp, x - pos) * others).sum(axis=1, keepdims=True) / (x.shape[1] - 1)
+    return y.astype(x.dtype).reshape(shape[:-1] + (1,))
 
 
 @register_grad("bpr_loss")
 def _bpr_loss_backward(attrs, ins, outs, douts, need):
     (x, label), dout = ins, douts[0]
-    xp = array_module(x)
+    xp, shape = array_module(x), x.shape
+    x = x.reshape(-1, shape[-1])
     pos, others = _bpr_parts(xp, x, label)
-    g = _sigmoid(xp, x - pos) * others * (dout / (x.shape[1] - 1))  # d/dx_j for j != label
+    g = _sigmoid(xp, x - pos) * others * (dout.reshape(-1, 1) / (x.shape[1] - 1))  # d/dx_j for j != label
     rows = xp.arange(x.shape[0])
     g[rows, label.reshape(-1)] = -g.sum(axis=1)
-    return g, None
+    return g.reshape(shape), None
 
 
 # --- kldiv_loss: target * (log(target) - x) where target > 0, reduced by 'none', 'batchmean', 'mean' or 'sum' -----

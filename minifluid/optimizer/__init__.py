@@ -6,6 +6,7 @@ from . import average, base, more, recompute
 from .average import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .more import *  # noqa: F401,F403
+from ..regularizer import append_regularization_ops  # noqa: F401  (fluid.optimizer imports it too)
 from .recompute import RecomputeOptimizer  # noqa: F401
 
 __all__ = ["Adadelta", "AdadeltaOptimizer", "Adagrad", "AdagradOptimizer", "Adam", "AdamOptimizer", "Adamax",

@@ -239,3 +239,16 @@ def test_copy_param_info_from_takes_parameter_settings():
     main._is_distributed = True
     copy._copy_dist_param_info_from(main)
     assert copy._is_distributed is True
+
+
+def test_a_test_clone_taken_after_minimize_equals_one_taken_before():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 4])
+        loss = fluid.layers.mean(fluid.layers.fc(x, 3, act="relu"))
+        before = main.clone(for_test=True)
+        fluid.optimizer.Adam(0.01, regularization=fluid.regularizer.L2Decay(1e-4)).minimize(loss)
+        after = main.clone(for_test=True)
+    assert [op.type for op in after.global_block().ops] == [op.type for op in before.global_block().ops]
+    assert sorted(after.global_block().vars) == sorted(before.global_block().vars)  # no gradients, moments, lr
+    assert len(main.global_block().vars) > len(after.global_block().vars)  # the original keeps them

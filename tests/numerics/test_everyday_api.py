@@ -183,8 +183,8 @@ def test_op_desc_view_block_initializer_kwargs_and_the_tensor_alias():
     v = block.create_var(name="v", shape=[2], dtype="float32", persistable=True,
                          initializer=fluid.initializer.Constant(2.0))
     assert [(op.type, op.desc.type(), op.desc.output("Out")) for op in block.ops] == \
-        [("fill_constant", "fill_constant", ["p"]), ("fill_constant", "fill_constant", ["v"])]
-    op = block.ops[1]
+        [("fill_constant", "fill_constant", ["v"]), ("fill_constant", "fill_constant", ["p"])]  # prepended
+    op = block.ops[0]
     assert op.desc.attr("value") == 2.0 and op.desc.has_attr("op_role") and not op.desc.has_attr("nope")
     op.desc.set_attr("value", 3.0)
     assert op.attr("value") == 3.0 and op.desc.output_arg_names() == [v.name]
@@ -271,3 +271,40 @@ def test_fluid_internal_names_legacy_tests_import():
     t.set_recursive_sequence_lengths([[1, 1]])
     with pytest.raises(RuntimeError, match="hold LoD information"):
         fluid.executor.as_numpy(t)
+
+
+def test_dygraph_place_guard_switches_the_tracer_place():
+    from minifluid.framework import _dygraph_place_guard
+    with _dygraph_place_guard(fluid.CPUPlace()):  # static mode: nothing to switch
+        assert not fluid.in_dygraph_mode()
+    with fluid.dygraph.guard():
+        tracer = fluid.framework._dygraph_tracer()
+        marker = fluid.CPUPlace()
+        with _dygraph_place_guard(place=marker):
+            assert tracer.expected_place is marker
+            x = fluid.dygraph.to_variable(np.ones(2, "float32"))
+            assert isinstance(x.numpy(), np.ndarray)
+        assert tracer.expected_place is not marker
+
+
+@pytest.mark.parametrize("layer", ["batch_norm", "inplace_abn"])
+def test_batch_norm_momentum_variable_is_read_at_run_time(layer):
+    """fluid.layers.batch_norm / inplace_abn(momentum=Variable) feed the op's MomentumTensor: the moving mean moves
+    by it."""
+    xv = np.random.RandomState(2).rand(4, 3, 2, 2).astype("float32")
+    means = []
+    for momentum in (0.25, "var"):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup), fluid.unique_name.guard():
+            x = fluid.data("x", [4, 3, 2, 2])
+            m = fluid.data("m", [1]) if momentum == "var" else momentum
+            getattr(fluid.layers, layer)(x, momentum=m)
+        bn = [op for op in main.global_block().ops if op.type == layer][0]
+        assert bn.input("MomentumTensor") == (["m"] if momentum == "var" else [])
+        exe = fluid.Executor(fluid.CPUPlace())
+        with fluid.scope_guard(fluid.Scope()):
+            exe.run(startup)
+            exe.run(main, feed={"x": xv, "m": np.array([0.25], "float32")})
+            means.append(np.array(fluid.global_scope().find_var(f"{layer}_0.w_1").get_tensor()))
+    np.testing.assert_allclose(means[1], means[0], rtol=1e-6)
+    np.testing.assert_allclose(means[0], 0.75 * xv.mean(axis=(0, 2, 3)), rtol=1e-5)

@@ -90,7 +90,7 @@ def test_adam():
         s["m1"] = b1 * s["m1"] + (1 - b1) * g
         s["m2"] = b2 * s["m2"] + (1 - b2) * g * g
         lr_t = lr * np.sqrt(1 - s["b2p"]) / (1 - s["b1p"])
-        p = p - lr_t * s["m1"] / (np.sqrt(s["m2"]) + eps * np.sqrt(1 - s["b2p"]))
+        p = p - lr_t * s["m1"] / (np.sqrt(s["m2"]) + eps)  # fluid 1.8: epsilon not scaled
         s["b1p"] *= b1
         s["b2p"] *= b2
         return p

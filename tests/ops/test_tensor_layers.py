@@ -494,3 +494,37 @@ def test_cross_entropy_with_a_label_without_its_class_axis_has_the_labels_shape(
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(got3, want[..., None], rtol=1e-6)
     np.testing.assert_allclose(g, [[[0, -2 / 0.8], [-2 / 0.6, 0], [0, -2 / 0.5]]], rtol=1e-5)
+
+
+def test_bpr_loss_takes_rows_from_all_but_the_last_dimension():
+    """fluid flattens X [..., D] to rows (Label [..., 1]); Y is [..., 1], and so is the gradient's layout."""
+    rng = np.random.RandomState(5)
+    pv, iv = rng.rand(2, 3, 4).astype("float32"), rng.randint(0, 4, (2, 3, 1)).astype("int64")
+
+    def build(shape):
+        def net():
+            probs = fluid.data("p", shape)
+            probs.stop_gradient = False
+            loss = L.bpr_loss(probs, fluid.data("i", shape[:-1] + [1], dtype="int64"))
+            return loss, fluid.gradients([L.reduce_sum(loss)], [probs])[0]
+        return net
+    _, (loss3, grad3) = run(build([2, 3, 4]), {"p": pv, "i": iv})
+    _, (loss2, grad2) = run(build([6, 4]), {"p": pv.reshape(6, 4), "i": iv.reshape(6, 1)})
+    assert loss3.shape == (2, 3, 1) and grad3.shape == (2, 3, 4)
+    np.testing.assert_allclose(loss3.reshape(6, 1), loss2, rtol=1e-6)
+    np.testing.assert_allclose(grad3.reshape(6, 4), grad2, rtol=1e-6)
+
+
+def test_scale_by_a_variable_is_read_at_run_time():
+    xv = np.arange(6, dtype="float32").reshape(2, 3)
+
+    def build():
+        x, s = fluid.data("x", [2, 3]), fluid.data("s", [1])
+        x.stop_gradient = False
+        out = L.scale(x, scale=s, bias=1.0)
+        return out, fluid.gradients([L.reduce_sum(out)], [x])[0]
+    (out_var, _), (out, dx) = run(build, {"x": xv, "s": np.array([2.5], "float32")})
+    op = [op for op in out_var.block.ops if op.type == "scale"][0]
+    assert op.input("ScaleTensor") == ["s"] and op.attr("scale") == 1.0
+    np.testing.assert_allclose(out, xv * 2.5 + 1.0)
+    np.testing.assert_allclose(dx, np.full((2, 3), 2.5))
