@@ -194,11 +194,12 @@ program.desc's fluid surface, a Variable printed as its VarDesc text; fed learni
 it by 402, what they came to (30,046 before them): to 30,448.
 test_layers' TestBook: batch_norm / inplace_abn / scale reading a Variable momentum or scale at run time,
 framework._dygraph_place_guard and bpr_loss over [..., D] raise it by 26: to 30,474 with the others above (30,448).
+The text-matching ops' compile-time lod_level rules (share_lod) raise it by 2: to 30,476.
 Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
 sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
 while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
-data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 295, what it came to (30,474 before
-it): to 30,769.
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 295, what it came to (30,476 before
+it): to 30,771.
 """
 import ast
 import io
@@ -209,7 +210,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_769
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_771
 
 
 def code_lines(path):

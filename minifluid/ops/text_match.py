@@ -38,9 +38,11 @@ def _grid_mask(*limits):
 
 # --- match_matrix_tensor --------------------------------------------------------------------------------------------
 @register_op("match_matrix_tensor", inputs=("X", "Y", "W"), outputs=("Out", "Tmp"), attrs={"dim_t": 1}, context=True,
-             infer_shape=lambda attrs, x, y, w: (((-1, 1), x.dtype), ((-1, w.shape[1] * w.shape[2]), x.dtype)))
+             share_lod={"Out": "X"},  # Out's lod_level while building; the kernel sets its LoD
+             infer_shape=lambda attrs, x, y, w: (((-1, 1), x.dtype), ((-1, 1), x.dtype)))
 def _match_matrix_forward(ctx, attrs, x, y, w):
-    """Out, per pair of sequences (x_b, y_b): [dim_t, len x_b, len y_b] = x_b W_t y_b^T, flattened; Tmp: x W."""
+    """Out, per pair of sequences (x_b, y_b): [dim_t, len x_b, len y_b] = x_b W_t y_b^T, flattened; Tmp: x W
+    ([rows of x, dim_t, h]) flattened to one column, as fluid keeps it."""
     lx, ly = _lengths(ctx, "X", "MatchMatrixTensorOp"), _lengths(ctx, "Y", "MatchMatrixTensorOp")
     if len(lx) != len(ly) or w.shape[0] != x.shape[1] or w.shape[2] != y.shape[1]:
         raise ValueError(f"match_matrix_tensor: X ({len(lx)} sequences, width {x.shape[1]}), Y ({len(ly)} sequences, "
@@ -49,7 +51,7 @@ def _match_matrix_forward(ctx, attrs, x, y, w):
     tmp = x @ w.reshape(w.shape[0], -1)  # [rows of x, dim_t * h]
     full = np.einsum("bith,bjh->btij", _pad_rows(tmp.reshape(-1, dim_t, w.shape[2]), lx)[0], _pad_rows(y, ly)[0])
     ctx.set_output_lod("Out", [(dim_t * lx * ly).tolist()])
-    return full[_grid_mask(dim_t, lx, ly)].reshape(-1, 1), tmp
+    return full[_grid_mask(dim_t, lx, ly)].reshape(-1, 1), tmp.reshape(-1, 1)
 
 
 @register_grad("match_matrix_tensor")
@@ -84,7 +86,8 @@ def _topk_infer(attrs, x, row, col):
 
 
 @register_op("sequence_topk_avg_pooling", inputs=("X", "ROW", "COLUMN"), outputs=("Out", "pos"), context=True,
-             attrs={"topks": [], "channel_num": 1}, no_grad_inputs=("ROW", "COLUMN"), infer_shape=_topk_infer)
+             attrs={"topks": [], "channel_num": 1}, no_grad_inputs=("ROW", "COLUMN"), infer_shape=_topk_infer,
+             share_lod={"Out": "ROW"})
 def _topk_avg_forward(ctx, attrs, x, row, col):
     """Out, per row of each channel: the averages of its top-k values (k in ``topks``, zeros past the row's
     width), laid out [rows, channel, len(topks)]; pos: the column of each of the row's max(topks) largest (-1)."""
@@ -153,7 +156,7 @@ def _var_conv_infer(attrs, x, row, col, w):
 
 @register_op("var_conv_2d", inputs=("X", "ROW", "COLUMN", "W"), outputs=("Out", "Col"), context=True,
              attrs={"InputChannel": 1, "OutputChannel": 1, "KernelH": 1, "KernelW": 1, "StrideH": 1, "StrideW": 1},
-             no_grad_inputs=("ROW", "COLUMN"), infer_shape=_var_conv_infer)
+             no_grad_inputs=("ROW", "COLUMN"), infer_shape=_var_conv_infer, share_lod={"Out": "X", "Col": "X"})
 def _var_conv_forward(ctx, attrs, x, row, col, w):
     """Each sample an InputChannel x rows x columns image; Out: W [OutputChannel, InputChannel * KH * KW] times its
     windows, [OutputChannel, top_h, top_w] flattened; Col: the windows, [InputChannel * KH * KW, top_h * top_w]."""

@@ -111,7 +111,7 @@ def _match_ref(lx, ly):
                     for j in range(ny):
                         out.append(X[xo + i] @ W[:, t, :] @ Y[yo + j])
             xo, yo = xo + nx, yo + ny
-        return {"Out": np.array(out).reshape(-1, 1), "Tmp": X @ W.reshape(W.shape[0], -1)}
+        return {"Out": np.array(out).reshape(-1, 1), "Tmp": (X @ W.reshape(W.shape[0], -1)).reshape(-1, 1)}
     return ref
 
 
