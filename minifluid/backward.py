@@ -261,9 +261,21 @@ class _GradNames:
         return list(self._outs.get(grad_var_name(slot), ()))
 
 
+def _enclosing(block):
+    """``block`` and the blocks around it, outermost first."""
+    chain = [block]
+    while chain[-1].parent_idx >= 0:
+        chain.append(block.program.block(chain[-1].parent_idx))
+    return chain[::-1]
+
+
 def _build(targets, seeds, target_gradients, no_grad_set, callbacks, recompute=None):
     block = targets[0].block
     walk = _Walk(block, _get_no_grad_set_name(no_grad_set), _as_list(callbacks))
+    # NOTE [ A target inside a sub-block ]: its block runs after the ops built so far in the blocks around
+    # it, so the walk goes through those too (an optimizer minimized inside a cond branch trains the layers
+    # built before the branch); every grad op lands in the target's block and runs with it, as in fluid
+    walk.ops = [op for b in _enclosing(block) for op in b.ops]
     req = walk.requires_grad(seeds)
     steps = walk.plan([t.name for t in targets], req)
     givens = _as_list(target_gradients) or [None] * len(targets)
@@ -335,10 +347,13 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
 
 
 def _open_leaves(block):
-    """Variables no op of ``block`` writes whose ``stop_gradient`` was set False (a data variable a user
-    wants the gradient of, as fluid gives it); parameters are seeded separately."""
-    written = {n for op in block.ops for n in op.output_arg_names}
-    return {name for name, v in block.vars.items()
+    """Variables whose ``stop_gradient`` was set False that no op of ``block`` with a gradient writes (a data
+    variable a user wants the gradient of, or a ``fill_constant`` output made differentiable, as fluid gives
+    them: the layers of ops without a gradient set ``stop_gradient``); parameters are seeded separately."""
+    blocks = _enclosing(block)
+    written = {n for b in blocks for op in b.ops if get_op_spec(op.type).differentiates(op)
+               for n in op.output_arg_names}
+    return {name for b in blocks for name, v in b.vars.items()
             if not v.stop_gradient and name not in written and type(v) is Variable}
 
 

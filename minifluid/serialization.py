@@ -34,7 +34,8 @@ def is_parameter(var):
 
 
 def is_persistable(var):
-    return var.persistable and var.type not in (VarType.READER, VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.RAW)
+    return var.persistable and var.type not in (VarType.READER, VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.RAW,
+                                                 VarType.LOD_RANK_TABLE, VarType.STEP_SCOPES)
 
 
 def is_belong_to_optimizer(var):
@@ -79,7 +80,7 @@ def _chosen(main_program, vars, predicate):
     if vars is None:
         program = _valid_program(main_program)
         vars = [v for v in program.list_vars() if (predicate or is_persistable)(v)]
-    return [v for v in vars if v.type != VarType.RAW]
+    return [v for v in vars if v.type not in (VarType.RAW, VarType.LOD_RANK_TABLE, VarType.STEP_SCOPES)]
 
 
 def tensor_of(scope, name, what="variable"):

@@ -195,8 +195,13 @@ it by 402, what they came to (30,046 before them): to 30,448.
 test_layers' TestBook: batch_norm / inplace_abn / scale reading a Variable momentum or scale at run time,
 framework._dygraph_place_guard and bpr_loss over [..., D] raise it by 26: to 30,474 with the others above (30,448).
 The text-matching ops' compile-time lod_level rules (share_lod) raise it by 2: to 30,476.
+Control flow as Paddle 1.8.5's tests use it (rank tables over any LoD level in ops/lod_rank.py, split / merge by
+sequences at a LoD level and select_output in ops/lod_routing.py with layers/routing.py, Variable's % // == !=,
+while_loop over dicts and lists, optimizers minimized inside a cond branch, fluid's scaling and merging of
+data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 295, what it came to (30,476 before
+it): to 30,771.
 conv2d / pool2d's data_format and conv2d's padding forms, with fluid's input checks on conv2d, pool2d and
-softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,503.
+softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,798.
 """
 import ast
 import io
@@ -207,7 +212,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_503
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_798
 
 
 def code_lines(path):

@@ -46,8 +46,9 @@ MODULE_MAP = {
     "paddle.fluid.layer_helper": "minifluid.layers.helper",
     "paddle.fluid.layers.distributions": "minifluid.layers.distributions",
     **{f"paddle.fluid.layers.{name}": "minifluid.layers"  # fluid's layer modules: every layer function there
-       for name in ("nn", "io", "tensor", "control_flow", "ops", "learning_rate_scheduler", "detection",
+       for name in ("nn", "io", "tensor", "ops", "learning_rate_scheduler", "detection",
                     "metric_op", "math_op_patch", "loss")},
+    "paddle.fluid.layers.control_flow": "minifluid.layers.control_flow_api",  # fluid.layers + ConditionalBlock...
     "paddle.fluid.layers.rnn": "minifluid.layers.rnn",  # the module; ``fluid.layers.rnn`` stays the function
     "paddle.fluid.layers.utils": "minifluid.layers.nest",
     "paddle.fluid.parallel_executor": "minifluid.parallel_executor",

@@ -215,11 +215,18 @@ class Tensor(Variable):
     def __matmul__(self, other):
         return apply("matmul", {"X": self, "Y": other})
 
-    # ordering comparisons give bool tensors (fluid's compare ops); == stays identity, as for static Variables
+    # comparisons give bool tensors (fluid's compare ops), == and != too
     __lt__ = lambda self, other: _binary("less_than", self, other)  # noqa: E731
     __le__ = lambda self, other: _binary("less_equal", self, other)  # noqa: E731
     __gt__ = lambda self, other: _binary("greater_than", self, other)  # noqa: E731
     __ge__ = lambda self, other: _binary("greater_equal", self, other)  # noqa: E731
+    def __eq__(self, other):  # eager: compares values, as in fluid 1.8
+        return _binary("equal", self, other) if isinstance(other, (Tensor, int, float)) else NotImplemented
+
+    def __ne__(self, other):
+        return _binary("not_equal", self, other) if isinstance(other, (Tensor, int, float)) else NotImplemented
+
+    __hash__ = object.__hash__
 
     def __len__(self):
         return len(self._value)

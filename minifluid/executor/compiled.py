@@ -5,7 +5,8 @@ Ops are split by ``op_role``: the compute part (forward + backward) runs once pe
 place on that place's share of the feed, in a child environment layered over the
 scope (``ChainMap``: reads fall through to parameters, writes stay local). The
 gradients the optimizer ops read are averaged across replicas (fluid's
-scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once.
+scale-by-1/P + allreduce), written to the scope, and the optimizer part runs once. A fetched gradient
+is what fluid's replica holds: the average for those, its own over P for any other.
 Replicas run one after another: on numpy this equals P devices in lock-step.
 
 NOTE [ Splitting a dict feed ]
@@ -21,10 +22,11 @@ from collections import ChainMap
 
 import numpy as np
 
+from ..framework.block import Block
 from ..framework.program import Program
-from ..lod_tensor import LoDTensor
+from ..lod_tensor import LoDTensor, LoDTensorArray
 from ..ops.io import FEED_FETCH_OPS
-from ..ops.registry import OpRole
+from ..ops.registry import GRAD_SUFFIX, OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from . import timing as _timing
 from .context import Frame
@@ -65,11 +67,18 @@ _DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
 
 
 class _ParallelPlan:
-    __slots__ = ("feeds", "compute", "optimize", "grads", "fetches", "reader", "persistables", "declared_in", "borrowed")
+    __slots__ = ("feeds", "compute", "optimize", "grads", "params", "fetches", "reader", "persistables", "declared_in",
+                 "borrowed", "branch_optimizer")
 
 
 def _is_optimize(op):
     return bool(int(op.attrs.get("op_role", 0)) & (OpRole.Optimize | OpRole.LRSched))
+
+
+def _optimizes(block):
+    """``block`` (or a block its ops run) updates parameters: an optimizer minimized inside control flow."""
+    return any(_is_optimize(op) or isinstance(op.attrs.get("sub_block"), Block) and _optimizes(op.attrs["sub_block"])
+               for op in block.ops)
 
 
 def _build_parallel_plan(program, feed_names, fetch_list_names):
@@ -83,6 +92,9 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
                          if n in written and not getattr(block._find_var_recursive(n), "persistable", False)})
     plan.borrowed = sorted({n for op in optimize_ops for n in op.input_arg_names if n in feed_names
                             and not getattr(block._find_var_recursive(n), "persistable", False)})
+    plan.params = {p.name for p in block.all_parameters() if p.trainable}
+    plan.branch_optimizer = any(_optimizes(op.attrs["sub_block"]) for op in block.ops
+                                if isinstance(op.attrs.get("sub_block"), Block))
     plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
     plan.optimize = compile_ops(optimize_ops, lod_names=())
     plan.fetches = fetch_list_names
@@ -90,6 +102,49 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     read_ops = [op for op in block.ops if op.type == "read"]
     plan.reader = (read_ops[0].input("Reader")[0], read_ops[0].attrs.get("drop_last", True)) if read_ops else None
     return plan
+
+
+def _scale_fetched_grads(plan, envs, scope):
+    """Fetched gradients as fluid's CoeffNumDevice gives them: each replica's loss gradient is 1/P, so a
+    gradient the optimizer reads is the all-reduced average on every place and any other is its replica's
+    value over P (NOTE [ Data parallel on CPU ])."""
+    for name in plan.fetches:
+        values = [env.maps[0].get(name) for env, _ in envs]
+        if GRAD_SUFFIX not in name or len(envs) < 2 or any(getattr(v, "dtype", None) is None for v in values):
+            continue
+        if name in plan.grads and name in scope._vars:
+            values = [scope._vars[name]] * len(envs)
+        elif name[:-len(GRAD_SUFFIX)] in plan.params:  # all-reduced even with no optimizer
+            values = [sum(values[1:], values[0]) / len(envs)] * len(envs)
+        elif values[0].dtype.kind == "f":
+            values = [v / len(envs) for v in values]
+        for (env, _), value in zip(envs, values):
+            env.maps[0][name] = value
+
+
+def _merged(name, per_device):
+    """One fetched value from every place's, joined on dim 0; a tensor array entry by entry (fluid's merge)."""
+    first = per_device[0]
+    if not isinstance(first, list):
+        arrays = [np.asarray(v) for v in per_device]
+        merged = np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0)
+        if isinstance(first, LoDTensor):  # as fluid merges them: the places' sequences one after another
+            lods = [v.recursive_sequence_lengths() for v in per_device]
+            lod = [sum((lod[k] for lod in lods), []) for k in range(len(lods[0]))] if all(lods) else None
+            merged = LoDTensor(merged, lod)
+        return merged
+    if len({len(v) for v in per_device}) > 1:
+        raise ValueError(f"Cannot merge the tensor array {name!r} fetched from {len(per_device)} places: they hold "
+                         f"{[len(v) for v in per_device]} entries (fetch it with return_merged=False)")
+    entries = [_merged(name, [v[k] for v in per_device]) for k in range(len(first))]
+    if not isinstance(first, LoDTensorArray):
+        return entries
+    merged = LoDTensorArray()
+    for k, value in enumerate(entries):  # sequences of every place one after another
+        parts = [v[k].recursive_sequence_lengths() for v in per_device]
+        depth = len(parts[0]) if all(len(p) == len(parts[0]) for p in parts) else 0
+        merged.append(LoDTensor(value, [sum((p[level] for p in parts), []) for level in range(depth)]))
+    return merged
 
 
 def _split_dict(feed, num_places, specs):
@@ -185,6 +240,10 @@ class CompiledProgram:
         if scope not in plan.declared_in:  # as a Program's run does (executor.py persistable_names)
             declare(plan.persistables, scope)
             plan.declared_in.add(scope)
+        if num_places > 1 and plan.branch_optimizer:
+            raise NotImplementedError("If optimizer is used in control flow, training on multi-places is not "
+                                      f"supported now (the program updates parameters inside a sub-block; run it "
+                                      f"on one place, not {num_places})")
         staged = None
         if not per_place and plan.reader is not None:  # non-iterable loader: one batch per place
             staged = scope.find_value(plan.reader[0]).read_round(num_places, plan.reader[1])
@@ -202,6 +261,7 @@ class CompiledProgram:
         finally:
             for name in lent:
                 scope._vars.pop(name, None)
+        _scale_fetched_grads(plan, envs, scope)
         return self._collect(plan, envs, return_numpy, return_merged)
 
     @staticmethod
@@ -257,13 +317,7 @@ class CompiledProgram:
         for name in plan.fetches:
             per_device = [_fetch_value(env, lods, name, False, return_numpy) for env, lods in envs]
             if return_merged and per_device and all(v is not None for v in per_device):
-                arrays = [np.asarray(v) for v in per_device]
-                merged = np.concatenate([a.reshape(1) if a.ndim == 0 else a for a in arrays], axis=0)
-                if not return_numpy:  # a LoDTensor, as fluid merges them: the places' sequences one after another
-                    lods = [v.recursive_sequence_lengths() for v in per_device]
-                    lod = [sum((lod[k] for lod in lods), []) for k in range(len(lods[0]))] if all(lods) else None
-                    merged = LoDTensor(merged, lod)
-                results.append(merged)
+                results.append(_merged(name, per_device))
             else:
                 results.append(per_device)
         return results

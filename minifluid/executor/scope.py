@@ -7,7 +7,7 @@ import contextlib
 
 import numpy as np
 
-from ..lod_tensor import LoDTensor
+from ..lod_tensor import LoDTensor, LoDTensorArray
 
 __all__ = ["Scope", "global_scope", "scope_guard"]
 
@@ -48,6 +48,22 @@ class _ScopeVar:
 
     def get_tensor(self):
         return _ScopeTensor(self._scope, self._name)
+
+    def get_lod_tensor_array(self):
+        """The tensor array this variable holds, as fluid's LoDTensorArray (one LoDTensor per entry)."""
+        value = self._scope._vars.get(self._name)
+        if value is None:  # a new variable: the array is the scope's, so appending to it fills the variable
+            value = self._scope._vars[self._name] = LoDTensorArray()
+        if isinstance(value, LoDTensorArray):
+            return value
+        if not isinstance(value, list):
+            raise TypeError(f"Variable {self._name!r} holds {type(value).__name__}, not a tensor array "
+                            "(fluid.layers.create_array)")
+        return LoDTensorArray(LoDTensor(*entry) if entry is not None else LoDTensor() for entry in value)
+
+    def get_lod_rank_table(self):
+        """The rank table this variable holds (``items()``: [(index, length)], longest first)."""
+        return self._scope._vars.get(self._name)
 
     def get_reader(self):
         return self._scope._vars.get(self._name)

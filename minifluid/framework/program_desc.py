@@ -23,6 +23,7 @@ _T = pb.VarType
 _DTYPE_ATTRS = frozenset({"dtype", "in_dtype", "out_dtype"})
 _STRING_LIST_ATTRS = frozenset({"op_role_var", "op_callstack"})
 _KINDS = {VarType.LOD_TENSOR: _T.LOD_TENSOR, VarType.READER: _T.READER, VarType.RAW: _T.RAW,
+          VarType.LOD_RANK_TABLE: _T.LOD_RANK_TABLE, VarType.STEP_SCOPES: _T.STEP_SCOPES,
           VarType.FEED_MINIBATCH: _T.FEED_MINIBATCH, VarType.FETCH_LIST: _T.FETCH_LIST}
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 

@@ -46,6 +46,8 @@ class VarType:
     LOD_RANK_TABLE = _VarTypeValue("LOD_RANK_TABLE", "LOD_RANK_TABLE", 12)
     FEED_MINIBATCH = _VarTypeValue("FEED_MINIBATCH", "FEED_MINIBATCH", 9)
     FETCH_LIST = _VarTypeValue("FETCH_LIST", "FETCH_LIST", 10)
+    STEP_SCOPES = _VarTypeValue("STEP_SCOPES", "STEP_SCOPES", 11)
+    LOD_RANK_TABLE = _VarTypeValue("LOD_RANK_TABLE", "LOD_RANK_TABLE", 12)
     LOD_TENSOR_ARRAY = _VarTypeValue("LOD_TENSOR_ARRAY", "LOD_TENSOR_ARRAY", 13)
     READER = _VarTypeValue("READER", "READER", 15)
     RAW = _VarTypeValue("RAW", "RAW", 17)
@@ -109,6 +111,11 @@ class Variable:
     @property
     def ndim(self):
         return len(self.shape) if self.shape is not None else None
+
+    @property
+    def grad_name(self):
+        """The name of this variable's gradient (``name@GRAD``), as append_backward makes it."""
+        return self.name + "@GRAD"
 
     def __bool__(self):
         raise TypeError(f"Variable {self.name!r} is symbolic: it has no truth value until an Executor runs it")

@@ -4,9 +4,10 @@ import functools
 
 from ..dtypes import convert_dtype
 from ..framework import dygraph_mode
+from . import nest
 from .activation import check_variable_and_dtype
 from .compare import equal
-from .control_flow import While, _check_type, _map, cond
+from .control_flow import While, _check_type, cond
 from .tensor import assign, cast, fill_constant
 
 __all__ = ["case", "switch_case", "while_loop"]
@@ -39,13 +40,18 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
         return loop_vars
     loop = While(pre_cond, is_test, name)
     with loop.block():
-        outputs = body(*loop_vars)
+        # the body gets fresh lists and dicts: what it changes in them must not change loop_vars
+        outputs = body(*nest.pack_sequence_as(loop_vars, nest.flatten(loop_vars)))
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        if len(outputs) != len(loop_vars):
-            raise ValueError("body in while_loop should return the same arity (length and structure) and types as "
-                             "loop_vars")
+        try:
+            nest.assert_same_structure(outputs, list(loop_vars), "loop_vars and body's results")
+        except ValueError as e:
+            raise ValueError(f"body in while_loop should return the same arity (length and structure) as "
+                             f"loop_vars: {e}") from None
         now_cond = cond(*outputs)
-        _map(lambda new, old: assign(new, old), outputs, list(loop_vars))
+        for new, old in zip(nest.flatten(outputs), nest.flatten(loop_vars)):
+            if new is not old:
+                assign(new, old)
         assign(now_cond, pre_cond)
     return loop_vars
 

@@ -175,7 +175,7 @@ class While:
             raise ValueError(f"The While block never updates its condition {self.cond_var.name!r}, so the loop "
                              "would never end: write it inside the block (e.g. fluid.layers.less_than(i, n, "
                              "cond=cond))")
-        scopes = parent.create_var(name=unique_name.generate("_step_scopes"), type=VarType.RAW, dtype=None)
+        scopes = parent.create_var(name=unique_name.generate("_step_scopes"), type=VarType.STEP_SCOPES, dtype=None)
         parent.append_op(type="while", inputs={"X": reads, "Condition": [self.cond_var]},
                          outputs={"Out": writes, "StepScopes": [scopes]},
                          attrs={"sub_block": block, "is_test": self.is_test})
@@ -201,7 +201,7 @@ class ConditionalBlock:
 
     def _finish(self, block, parent):
         reads, writes = _outer_io(block)
-        scope = parent.create_var(name=unique_name.generate("_cond_scope"), type=VarType.RAW, dtype=None)
+        scope = parent.create_var(name=unique_name.generate("_cond_scope"), type=VarType.STEP_SCOPES, dtype=None)
         parent.append_op(type="conditional_block", inputs={"Cond": self.inputs, "Input": reads},
                          outputs={"Out": writes, "Scope": [scope]},
                          attrs={"sub_block": block, "is_scalar_condition": self.is_scalar_condition})

@@ -33,11 +33,18 @@ def _op(op_type, inputs, attrs=None, dtype=None, like=None, var=None):
     return out
 
 
+def _variables(x, name, where):
+    """``x``: a Variable, or a list of Variables (fluid's rank-table layers take either)."""
+    _check_type(x, name, (Variable, list), where)
+    for k, each in enumerate(x if isinstance(x, list) else ()):
+        _check_type(each, f"{name}[{k}]", Variable, where)
+    return x if isinstance(x, list) else [x]
+
+
 def lod_rank_table(x, level=0):
     """The sequences of ``x`` (at LoD ``level``) ordered by length, longest first."""
-    _check_type(x, "x", Variable, "lod_rank_table")
-    return _op("lod_rank_table", {"X": [x]}, {"level": level},
-               var={"type": VarType.RAW, "dtype": None, "stop_gradient": True})
+    return _op("lod_rank_table", {"X": _variables(x, "x", "lod_rank_table")}, {"level": level},
+               var={"type": VarType.LOD_RANK_TABLE, "dtype": None, "stop_gradient": True})
 
 
 def max_sequence_len(rank_table):
@@ -50,15 +57,19 @@ def max_sequence_len(rank_table):
 def lod_tensor_to_array(x, table):
     """``x`` cut into time steps by ``table``: a tensor array whose entry t holds row t of every sequence
     longer than t, longest sequence first."""
-    out = _op("lod_tensor_to_array", {"X": [x], "RankTable": [table]},
-              var={"type": VarType.LOD_TENSOR_ARRAY, "dtype": x.dtype})
-    out.shape = x.shape
+    xs = _variables(x, "x", "lod_tensor_to_array")
+    out = _op("lod_tensor_to_array", {"X": xs, "RankTable": _variables(table, "table", "lod_tensor_to_array")},
+              var={"type": VarType.LOD_TENSOR_ARRAY, "dtype": xs[0].dtype})
+    out.shape = xs[0].shape
     return out
 
 
 def array_to_lod_tensor(x, table):
     """The time steps of array ``x`` put back into sequences in input order, with the input's LoD."""
-    out = _op("array_to_lod_tensor", {"X": [x], "RankTable": [table]}, dtype=x.dtype, like=x)
+    xs = _variables(x, "x", "array_to_lod_tensor")
+    x = xs[0]
+    out = _op("array_to_lod_tensor", {"X": xs, "RankTable": _variables(table, "table", "array_to_lod_tensor")},
+              dtype=x.dtype, like=x)
     out.lod_level = 1
     return out
 
@@ -71,6 +82,10 @@ def shrink_memory(x, i, table):
 def reorder_lod_tensor_by_rank(x, rank_table):
     """The rows (or sequences) of ``x`` in ``rank_table``'s order."""
     _check_type(x, "x", Variable, "reorder_lod_tensor_by_rank")
+    _check_type(rank_table, "rank_table", Variable, "reorder_lod_tensor_by_rank")
+    if rank_table.type != VarType.LOD_RANK_TABLE:
+        raise TypeError(f"The type of rank_table should be LOD_RANK_TABLE, but {rank_table.name!r} is a "
+                        f"{rank_table.type} (make it with fluid.layers.lod_rank_table)")
     return _op("reorder_lod_tensor_by_rank", {"X": [x], "RankTable": [rank_table]}, dtype=x.dtype, like=x)
 
 
@@ -118,7 +133,7 @@ class DynamicRNN:
             array = lod_tensor_to_array(x, self.lod_rank_table)
         self.input_array.append((array, x.dtype))
         step = array_read(array, self.step_idx)
-        step.lod_level = 0
+        step.lod_level = max((x.lod_level or 0) - level - 1, 0)  # a step keeps the LoD levels below ``level``
         return step
 
     def static_input(self, x):

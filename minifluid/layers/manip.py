@@ -155,6 +155,7 @@ def clip_by_norm(x, max_norm, name=None):
 
 def increment(x, value=1.0, in_place=True):
     """``x + value`` for a one-element ``x``; in place by default (the counter of a loop or a step)."""
+    check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), "increment")
     if x.shape is not None and len(x.shape) and x.shape != (1,) and list(x.shape) != [1]:
         raise ValueError(f"increment: the input must have exactly one element, got shape {list(x.shape)}")
     helper = LayerHelper("increment")

@@ -46,6 +46,8 @@ def mean(x, name=None):
     helper = LayerHelper("mean", x=x, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="mean", inputs={"X": [x]}, outputs={"Out": [out]})
+    if out.shape is None:  # [1] whatever X is (its shape may be unknown when it is built)
+        out.shape = (1,)
     return out
 
 

@@ -1,12 +1,16 @@
 """Arithmetic operators on static Variables (fluid's ``monkey_patch_variable``): ``a + b``, ``x * 0.5``,
-``1 - p``, ``x ** 2``, ``-x``.
+``1 - p``, ``x ** 2``, ``-x``, ``i % 2``, ``i // 2``.
 
 A Python number on either side becomes one ``scale`` op (or ``pow`` for ``x ** n``), so no constant
 variable is made; two Variables become the ``elementwise_*`` op, the right operand broadcast onto the
 left from the trailing dimensions, as ``fluid.layers.elementwise_*`` do. A number on the left of ``/``
-or ``**`` is first filled out to the Variable's shape (``fill_any_like``). The ordering comparisons
-``<``, ``<=``, ``>``, ``>=`` append fluid's compare ops (a number becomes a [1] ``fill_constant``);
-``==`` and ``!=`` are not patched: ``==`` stays identity, which the graph code relies on.
+or ``**`` is first filled out to the Variable's shape (``fill_any_like``). ``%`` and ``//``
+append ``elementwise_mod`` / ``elementwise_floordiv`` (a number becomes a [1] ``fill_constant`` of the
+Variable's dtype). The comparisons ``<``, ``<=``, ``>``, ``>=`` append fluid's compare ops
+(a number becomes a [1] ``fill_constant``), as fluid 1.8 does; so do ``==`` and ``!=`` with a number
+(``(i % 2) == 0``). Between two static Variables ``==`` stays identity, so ``var in some_list`` and
+``list.index(var)`` keep working (fluid appends an op there too: write ``fluid.layers.equal(a, b)``);
+Variables hash by identity.
 Indexing (``x[0]``, ``x[:, 1:3]``, ``x[::2]``) appends fluid's ``slice`` op (``strided_slice`` for a step
 other than 1); an int index drops its dimension (a result with none left has shape [1], as in fluid).
 """
@@ -14,7 +18,8 @@ import numbers
 
 from ..framework.variable import Variable
 from .helper import LayerHelper
-from .math import elementwise_add, elementwise_div, elementwise_mul, elementwise_pow, elementwise_sub, scale
+from .math import (elementwise_add, elementwise_div, elementwise_floordiv, elementwise_mod, elementwise_mul,
+                   elementwise_pow, elementwise_sub, scale)
 from .tensor import fill_constant
 
 __all__ = ["monkey_patch_variable"]
@@ -47,6 +52,8 @@ _OPERATORS = {
     "mul": (elementwise_mul, lambda x, n: scale(x, n), lambda x, n: scale(x, n)),
     "truediv": (elementwise_div, lambda x, n: scale(x, 1.0 / n), lambda x, n: elementwise_div(_filled_like(x, n), x)),
     "pow": (elementwise_pow, _power, lambda x, n: elementwise_pow(_filled_like(x, n), x)),
+    "mod": (elementwise_mod, lambda x, n: elementwise_mod(x, fill_constant([1], x.dtype, n)), None),
+    "floordiv": (elementwise_floordiv, lambda x, n: elementwise_floordiv(x, fill_constant([1], x.dtype, n)), None),
 }
 
 
@@ -65,19 +72,23 @@ def monkey_patch_variable():
     """Give ``Variable`` the arithmetic operators (idempotent)."""
     for name, (both, with_number, number_with) in _OPERATORS.items():
         setattr(Variable, f"__{name}__", _operator(both, with_number, reflected=False))
-        setattr(Variable, f"__r{name}__", _operator(both, number_with, reflected=True))
+        if number_with is not None:  # fluid has no reflected % and //
+            setattr(Variable, f"__r{name}__", _operator(both, number_with, reflected=True))
     Variable.__div__, Variable.__rdiv__ = Variable.__truediv__, Variable.__rtruediv__  # fluid's py2 names
     Variable.__neg__ = lambda self: scale(self, -1.0)
     Variable.__getitem__ = _getitem
     for name, op_type in (("lt", "less_than"), ("le", "less_equal"), ("gt", "greater_than"), ("ge", "greater_equal")):
         setattr(Variable, f"__{name}__", _comparison(op_type))
+    for name, op_type in (("eq", "equal"), ("ne", "not_equal")):  # NOTE in the module docstring
+        setattr(Variable, f"__{name}__", _comparison(op_type, numbers_only=True))
+    Variable.__hash__ = object.__hash__  # a Variable is still a dict key / set member by identity
 
 
-def _comparison(op_type):
+def _comparison(op_type, numbers_only=False):
     def method(self, other):
         if _number(other):
             other = fill_constant([1], self.dtype, other)
-        elif not isinstance(other, Variable):
+        elif not isinstance(other, Variable) or numbers_only:
             return NotImplemented
         helper = LayerHelper(op_type, x=self)
         out = helper.create_variable_for_type_inference("bool", stop_gradient=True)

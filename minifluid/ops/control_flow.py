@@ -1,6 +1,6 @@
 """Control-flow ops: while and conditional_block (each runs a sub-block through its ExecutionContext),
-their gradients (while_grad, conditional_block_grad), and the row routing of IfElse and cond
-(split_lod_tensor, merge_lod_tensor, select_input) with is_empty.
+their gradients (while_grad, conditional_block_grad), and is_empty. The row routing of IfElse and cond
+(split_lod_tensor, merge_lod_tensor, select_input, select_output) is in lod_routing.py.
 
 NOTE [ Sub-block gradients ]
 A ``while`` that trains (``is_test`` False) keeps the scope of every step in its StepScopes output;
@@ -22,7 +22,7 @@ and the gradient ops of the enclosing block read the index their forward op used
 """
 import numpy as np
 
-from .registry import array_module, register_grad, register_op
+from .registry import array_module, register_op
 from .tensor_array import TensorArray
 
 __all__ = ["truth"]
@@ -58,7 +58,7 @@ def _kept(ctx, scope):
 
 
 @register_op("conditional_block", inputs=("Cond", "Input"), outputs=("Out", "Scope"),
-             duplicable=("Cond", "Input", "Out"), optional=("Input",),
+             duplicable=("Cond", "Input", "Out"), optional=("Input",), no_grad_inputs=("Cond",),
              attrs={"sub_block": None, "is_scalar_condition": False}, context=True)
 def _conditional_block_forward(ctx, attrs, conds, inputs):
     """Run the sub-block once when the scalar Cond holds (``is_scalar_condition``) or, else, when every
@@ -113,68 +113,3 @@ for _type, _scopes in (("while_grad", "StepScopes"), ("conditional_block_grad", 
              infer_shape=lambda attrs, x: ((1,), "bool"))
 def _is_empty_forward(attrs, x):
     return np.array([len(x) == 0 if isinstance(x, TensorArray) else x.size == 0])
-
-
-# --- row routing: IfElse (split/merge by a row mask) and cond (select one of two) -------------------
-def _rows(mask):
-    m = np.asarray(mask.get() if hasattr(mask, "get") and not isinstance(mask, np.ndarray) else mask)
-    return m.reshape(-1).astype(bool)
-
-
-@register_op("split_lod_tensor", inputs=("X", "Mask"), outputs=("OutTrue", "OutFalse"), attrs={"level": 0},
-             no_grad_inputs=("Mask",))
-def _split_lod_tensor_forward(attrs, x, mask):
-    """The rows of X where Mask (bool [N, 1]) is true, and those where it is false, in order."""
-    m = _rows(mask)
-    if m.size != len(x):
-        raise ValueError(f"split_lod_tensor: the mask has {m.size} rows but X has {len(x)}")
-    return x[m], x[~m]
-
-
-def _merge(m, in_true, in_false, like):
-    ref = in_true if in_true is not None else in_false if in_false is not None else like
-    out = array_module(ref).zeros((m.size,) + tuple(ref.shape[1:]), ref.dtype)
-    if in_true is not None:
-        out[m] = in_true
-    if in_false is not None:
-        out[~m] = in_false
-    return out
-
-
-@register_grad("split_lod_tensor")
-def _split_lod_tensor_backward(attrs, ins, outs, douts, need):
-    (x, mask), (d_true, d_false) = ins, douts
-    return _merge(_rows(mask), d_true, d_false, x).astype(x.dtype, copy=False), None
-
-
-@register_op("merge_lod_tensor", inputs=("X", "Mask", "InTrue", "InFalse"), outputs=("Out",),
-             attrs={"level": 0}, optional=("InTrue", "InFalse"), no_grad_inputs=("X", "Mask"))
-def _merge_lod_tensor_forward(attrs, x, mask, in_true, in_false):
-    """InTrue's rows where Mask is true and InFalse's elsewhere, in Mask's row order."""
-    m = _rows(mask)
-    for part, want, slot in ((in_true, int(m.sum()), "InTrue"), (in_false, int((~m).sum()), "InFalse")):
-        if part is not None and len(part) != want:
-            raise ValueError(f"merge_lod_tensor: {slot} has {len(part)} rows but the mask selects {want}")
-    return _merge(m, in_true, in_false, x)
-
-
-@register_grad("merge_lod_tensor")
-def _merge_lod_tensor_backward(attrs, ins, outs, douts, need):
-    m, dout = _rows(ins[1]), douts[0]
-    return None, None, dout[m] if need[2] else None, dout[~m] if need[3] else None
-
-
-@register_op("select_input", inputs=("X", "Mask"), outputs=("Out",), duplicable=("X",), no_grad_inputs=("Mask",))
-def _select_input_forward(attrs, xs, mask):
-    """``X[Mask]``: the branch output cond picked (Mask: an int32 [1] index)."""
-    k = int(np.asarray(mask).reshape(-1)[0])
-    if not 0 <= k < len(xs) or xs[k] is None:
-        raise ValueError(f"select_input: Mask selects input {k} of {len(xs)}, which has no value")
-    return xs[k]
-
-
-@register_grad("select_input")
-def _select_input_backward(attrs, ins, outs, douts, need):
-    k = int(np.asarray(ins[1]).reshape(-1)[0])  # zeros for the branch not taken (None: it never ran)
-    return [douts[0] if j == k else None if x is None else array_module(x).zeros_like(x)
-            for j, x in enumerate(ins[0])], None

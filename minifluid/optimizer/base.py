@@ -133,7 +133,7 @@ class Optimizer:
 
     # --- the public steps ---------------------------------------------------------------------------
     def _create_optimization_pass(self, parameters_and_grads):
-        block = default_main_program().global_block()
+        block = default_main_program().current_block()  # inside a cond branch: updates only when it runs
         if dygraph_mode.in_dygraph_mode() and parameters_and_grads:  # NOTE [ Optimizers in dygraph mode ]
             block = parameters_and_grads[0][1].block
         start = len(block.ops)

@@ -116,4 +116,4 @@ def test_dynamic_rnn_misuse_is_refused():
         table = L.lod_rank_table(x)
     with pytest.raises(ValueError, match="'x' of lod_rank_table has no LoD"):
         fluid.Executor().run(main, feed={"x": np.ones((2, 3))}, fetch_list=[], scope=fluid.Scope())
-    assert table.type == "RAW"
+    assert table.type == "LOD_RANK_TABLE"  # fluid's kind for it

@@ -393,16 +393,16 @@ def test_auc_refuses_probabilities_outside_0_1():
         run(build, {"prob": np.array([[0.0, 1.5]], "float32"), "label": np.array([[1]], "int64")})
 
 
-def test_ordering_operators_on_variables_append_compare_ops_and_eq_stays_identity():
+def test_comparison_operators_on_variables_append_compare_ops():
     x = np.array([[0.0, 1.0, 0.6]], "float32")
 
     def build():
         v = fluid.data("v", [None, 3])
         w = L.scale(v, 2.0)
-        assert (v == w) is False and v == v  # identity, as the graph code needs
-        return [v > 0.5, v >= 1.0, v < w, w <= v]
+        assert (v == w) is False and v == v  # between Variables: identity, as the graph code needs
+        return [v > 0.5, v >= 1.0, v < w, w <= v, v == 0.0, v != 1.0]  # with a number: fluid's ops
     got = run(build, {"v": x})
-    expected = [x > 0.5, x >= 1.0, x < 2 * x, 2 * x <= x]
+    expected = [x > 0.5, x >= 1.0, x < 2 * x, 2 * x <= x, x == 0.0, x != 1.0]
     for g, e in zip(got, expected):
         assert g.dtype == np.bool_
         np.testing.assert_array_equal(g, e)

@@ -422,7 +422,7 @@ case("dropout", "train-upscale", inputs={"X": normal(10, 20)},
      post=dropout_train_rule(1 / 0.6))
 
 
-# --- row routing of IfElse and cond (ops/control_flow.py) ---------------------------------------------
+# --- row routing of IfElse and cond (ops/lod_routing.py) ---------------------------------------------
 _MASK = np.array([[True], [False], [False], [True], [False]])
 case("split_lod_tensor", inputs={"X": normal(5, 3), "Mask": _MASK},
      reference=lambda X, Mask: (X[Mask[:, 0]], X[~Mask[:, 0]]))
@@ -441,6 +441,7 @@ CASES += contrib_cases.CASES
 # computation written out by hand in the file named
 GRADIENTS_CHECKED_ELSEWHERE = dict.fromkeys(("lod_tensor_to_array", "shrink_rnn_memory", "reorder_lod_tensor_by_rank"),
                                             "tests/control_flow/test_dynamic_rnn.py")
+GRADIENTS_CHECKED_ELSEWHERE["select_output"] = "tests/control_flow/test_routing.py"  # its outputs live in the scope
 COVERED = {p.values[0] for p in CASES} | set(GRADIENTS_CHECKED_ELSEWHERE)
 FORWARD_OPS = {name: spec for name, spec in registered_ops().items() if spec.forward is None}
 

@@ -55,7 +55,8 @@ def test_unsupported_operands_and_comparisons_are_left_alone():
         x = fluid.data("x", [None, 3])
         with pytest.raises(TypeError):
             x + "a"
-        assert (x == x) is True and x in [x]  # == stays identity (graph code relies on it)
+        assert (x == x) is True and x in [x]  # == between Variables stays identity (graph code relies on it)
+        assert (x == 1.0).dtype == "bool"  # with a number: fluid's equal op
 
 
 @pytest.mark.parametrize("index", ["[0]", "[:, 1:3]", "[-1]", "[1:, -2]", "[::2, 1]", "[:, :, 1:]", "[0, 1, 1]"])
