@@ -123,9 +123,11 @@ class LoDTensor:
         return self._array.reshape(-1)[i].item()
 
     def _set_element(self, i, value):
-        if not self._array.flags.writeable or not self._array.flags.c_contiguous:
-            self._replace(np.array(self._array))
-        self._array.reshape(-1)[i] = value
+        """Element ``i`` (row-major) := ``value``, in a new array: the one held may be the caller's (``set`` keeps
+        a contiguous ndarray as it is), which fluid's copy-on-set never changes."""
+        array = np.array(self._array)
+        array.reshape(-1)[i] = value
+        self._replace(array)
 
     _get_float_element = _get_double_element = _element
     _set_float_element = _set_double_element = _set_element

@@ -96,6 +96,14 @@ def test_lod_tensor_resize_copy_and_element_access():
     copy._set_double_element(0, 7.0)
     assert t._get_double_element(0) == 0.0 and copy._get_double_element(0) == 7.0
     assert copy.recursive_sequence_lengths() == [[1, 1]]
+    mine = np.zeros(3, "float32")
+    held = fluid.LoDTensor()
+    held.set(mine, fluid.CPUPlace())
+    held._set_float_element(1, 5.0)  # never written into the caller's array
+    assert mine.tolist() == [0.0, 0.0, 0.0] and np.array(held).tolist() == [0.0, 5.0, 0.0]
+    scope = _scope_with(fed=mine)
+    scope.find_var("fed").get_tensor()._set_float_element(2, 4.0)
+    assert mine.tolist() == [0.0, 0.0, 0.0] and np.array(scope.find_var("fed").get_tensor()).tolist() == [0, 0, 4.0]
 
 
 def test_scalar_scope_variables_and_default_lod_levels():
