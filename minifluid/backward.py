@@ -394,12 +394,12 @@ def grad_op_descs(op_desc, no_grad_set=()):
         block.create_var(name=name, shape=getattr(src, "shape", None), dtype=getattr(src, "dtype", None) or "float32",
                          lod_level=getattr(src, "lod_level", 0), stop_gradient=False)
     fwd = block.append_op(type=op.type, inputs=op.inputs, outputs=op.outputs, attrs=op.attrs)
-    walk, no_grad = _Walk(block, set(no_grad_set or ()), None), set(no_grad_set or ())
+    walk = _Walk(block, set(no_grad_set or ()), None)
     for name in fwd.output_arg_names:
         walk.grad_of[name] = block.create_var(name=grad_var_name(name), shape=block.var(name).shape,
                                               dtype=block.var(name).dtype).name
     walk.made.update(walk.grad_of.values())  # made here, not by an earlier pass: no renaming
-    need = {slot: [n not in no_grad for n in names] for slot, names in fwd.inputs.items()
+    need = {slot: [n not in walk.no_grad for n in names] for slot, names in fwd.inputs.items()
             if slot not in spec.no_grad_inputs and names}
     need = {slot: flags for slot, flags in need.items() if any(flags)}
     walk.count.update(n for slot, flags in need.items() for n, f in zip(fwd.inputs[slot], flags) if f)
