@@ -12,7 +12,7 @@ its gradients conv3d's forward and filter gradient. ops/pool3d.py pools through 
 """
 import numpy as np
 
-from .im2col import CONV_SIZE_ERROR, _out_size
+from .im2col import CONV_SIZE_ERROR, _out_size, strided_view
 from .registry import array_module, register_grad, register_op
 
 
@@ -67,7 +67,7 @@ class Volume:
         shape = xp5.shape[:1] + self.out + self.k + xp5.shape[4:]
         strides = (st[0],) + tuple(st[1 + i] * self.s[i] for i in range(3)) + \
             tuple(st[1 + i] * self.d[i] for i in range(3)) + (st[4],)
-        return array_module(xp5).lib.stride_tricks.as_strided(xp5, shape, strides, writeable=False)
+        return strided_view(xp5, shape, strides)
 
     def taps(self):
         """(tap index (i, j, l), the padded-input slices that tap reads for every output voxel)."""

@@ -159,14 +159,15 @@ def _borders_kept(role, buf, key):
     return False
 
 
-def _strided(a, shape, strides):
-    """A read-only strided view of ``a`` (built directly on a C-contiguous numpy array, which is ~10x
-    cheaper than ``as_strided``: one per chunk of images)."""
+def strided_view(a, shape, strides):
+    """A strided view of ``a`` for the kernels to read: read-only and built directly on a C-contiguous numpy
+    array (~10x cheaper than ``as_strided``: one per chunk of images), else ``as_strided`` with the arguments
+    numpy and CuPy share (CuPy's takes no ``writeable``)."""
     if type(a) is np.ndarray and a.flags.c_contiguous:
         view = np.ndarray(shape, a.dtype, buffer=a, strides=strides)
         view.flags.writeable = False
         return view
-    return array_module(a).lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+    return array_module(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 class Geometry:
@@ -202,7 +203,7 @@ class Geometry:
             return x4
         n, h, w, c = x4.shape
         buf = scratch(role, (n, h + t + b, w + l + r, c), x4.dtype, array_module(x4))
-        if not _borders_kept(role, buf, (t, b, l, r, value)):
+        if type(x4) is not np.ndarray or not _borders_kept(role, buf, (t, b, l, r, value)):  # a pooled buffer
             buf[:, :t] = value
             buf[:, t + h:] = value
             buf[:, t:t + h, :l] = value
@@ -215,7 +216,7 @@ class Geometry:
         s = xp4.strides
         shape = xp4.shape[:1] + self.out + self.k + xp4.shape[3:]
         strides = (s[0], s[1] * self.s[0], s[2] * self.s[1], s[1] * self.d[0], s[2] * self.d[1], s[3])
-        return _strided(xp4, shape, strides)
+        return strided_view(xp4, shape, strides)
 
     def im2col(self, x4, role="cols"):
         """[N*OH*OW, kh*kw*C] matrix of every window of NHWC ``x4`` (one copy into a scratch buffer)."""
@@ -247,8 +248,8 @@ class Geometry:
             src = self.padded(x[lo:hi].reshape(-1, h, w, 1), role=role + "-pad")
             src = src.reshape((hi - lo, c) + src.shape[1:3])
             st = src.strides
-            view = _strided(src, (c, kh, kw, hi - lo, oh, ow),
-                            (st[1], st[2] * self.d[0], st[3] * self.d[1], st[0], st[2] * self.s[0], st[3] * self.s[1]))
+            view = strided_view(src, (c, kh, kw, hi - lo, oh, ow), (st[1], st[2] * self.d[0], st[3] * self.d[1],
+                                                                    st[0], st[2] * self.s[0], st[3] * self.s[1]))
             planes = scratch(role, view.shape, x.dtype)
             planes[...] = view
             return fn(lo, hi, planes.reshape(c * kh * kw, -1))
