@@ -8,6 +8,12 @@ took 5.8 ms where the same bytes as plain memory take 0.9 ms. ``ChannelView`` se
 [rows, C * r] (the channel axis innermost, r pixels per row) and tiles the vector r times, so every
 per-channel multiply, add and sum runs over long contiguous rows. When the channel axis is not the
 innermost of the memory (plain NCHW), the view is the tensor itself and vectors broadcast as usual.
+A row holds at least ROW_FLOATS floats (r the power of two that makes C * r reach it): rows of 4096 floats
+(r = 256 at 16 channels, ResNet-20's first stage) ran some broadcasts 4-6x slower on this machine for one
+placement of the tiled vector in 256 (a [512, 4096] subtract: 0.95 ms, 4-6 ms there; no such placement in
+scans of 8192- and 16384-float rows); batch_norm on that stage took 3.6-4.0 / 4.5-5.2 ms forward / backward
+with rows of 4096 floats and 2.7-3.1 / 3.5-4.1 ms with rows of 8192 (three runs, tools/bench_train.py's
+ResNet-20 shapes on two threads; the other stages' rows were 8192 floats or more already).
 
 NOTE [ Per-channel passes in blocks ]
 A kernel that makes several passes over a tensor larger than the cache (8 MB per activation in ResNet-20's
@@ -24,7 +30,7 @@ from .registry import array_module
 
 __all__ = ["ChannelView"]
 
-_ROW_PIXELS = 256  # r: pixels per row of the flat view (the tiled vector stays in cache)
+ROW_FLOATS = 8192  # the least row length of the flat view (the tiled vector, 32 KiB, stays in cache)
 BLOCK_BYTES = 1 << 20  # NOTE [ Per-channel passes in blocks ]
 
 
@@ -38,7 +44,7 @@ class ChannelView:
         self.c = c = x.shape[c_axis]
         perm = tuple(i for i in range(x.ndim) if i != c_axis) + (c_axis,)
         self.perm = perm if c and x.size and x.transpose(perm).flags.c_contiguous else None
-        self.r = math.gcd(x.size // c, _ROW_PIXELS) if self.perm else 1
+        self.r = math.gcd(x.size // c, 1 << max(0, -(-ROW_FLOATS // c) - 1).bit_length()) if self.perm else 1
         self.inverse = tuple(perm.index(i) for i in range(x.ndim))
 
     def like(self, a):
