@@ -1,8 +1,13 @@
 """Operator: an op type, its input/output slots (slot -> variable names) and attributes."""
+import builtins
+
+from ..dtypes import from_proto_dtype
 from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec
 from .scopes import current_device, current_name_scope
 
-__all__ = ["Operator"]
+__all__ = ["Operator", "DTYPE_ATTRS"]
+
+DTYPE_ATTRS = frozenset({"dtype", "in_dtype", "out_dtype"})  # the attributes holding an element type
 
 
 def _names(value):
@@ -36,6 +41,10 @@ class Operator:
             if key not in spec.attrs and key not in COMMON_ATTRS:
                 raise ValueError(f"Operator {type!r} has no attribute {key!r}; "
                                  f"known: {sorted(spec.attrs)} (defined at {spec.source})")
+            if val is None:  # fluid's rule: an attribute given as None keeps its default
+                continue
+            if key in DTYPE_ATTRS and isinstance(spec.attrs.get(key), str) and builtins.type(val) is int:
+                val = from_proto_dtype(val)  # fluid's VarType code, as op descs hold dtypes
             merged[key] = val
         scope, device = current_name_scope(), current_device()  # labels only (scopes.py)
         if scope != "/":

@@ -8,6 +8,7 @@ from ..framework import dygraph_mode
 from ..framework.variable import Variable
 from ..initializer import Constant, NumpyArrayInitializer
 from .helper import LayerHelper
+from .tensor_attrs import list_attr
 
 __all__ = ["assign", "cast", "concat", "create_global_var", "create_tensor", "fill_constant", "flatten", "ones",
            "reshape", "split", "squeeze", "sums", "transpose", "unsqueeze", "zeros"]
@@ -127,8 +128,15 @@ def squeeze(input, axes, name=None):
 
 
 def unsqueeze(input, axes, name=None):
-    axes = [axes] if isinstance(axes, int) else axes
-    return _with_xshape("unsqueeze2", input, {"axes": [int(a) for a in axes]}, name)
+    """``input`` with size-1 dimensions inserted at ``axes`` (an int, a list of ints and int32 Variables, or
+    one int32 Variable, read at run time)."""
+    if not isinstance(axes, (int, list, tuple, Variable)):
+        raise TypeError(f"The type of 'axes' in unsqueeze must be int, list, tuple or Variable, but received "
+                        f"{type(axes)}.")
+    inputs, attrs = {}, {}
+    list_attr([axes] if isinstance(axes, int) else axes, "axes", "unsqueeze", inputs, attrs, "AxesTensor",
+              "AxesTensorList", placeholders=False)
+    return _with_xshape("unsqueeze2", input, attrs, name, extra_inputs=inputs)
 
 
 def concat(input, axis=0, name=None):

@@ -139,7 +139,10 @@ def _randint_forward(attrs):
     return _rng(attrs).randint(attrs["low"], attrs["high"], size=attrs["shape"]).astype(to_numpy_dtype(attrs["dtype"]))
 
 
-@register_op("randperm", inputs=(), outputs=("Out",), no_gradient=True, attrs={"n": 1, "dtype": "int64", "seed": 0},
+# "device": fluid 1.8's randperm layer takes one (it becomes op_device); an op that states it runs where its
+# program runs, like any op here.
+@register_op("randperm", inputs=(), outputs=("Out",), no_gradient=True,
+             attrs={"n": 1, "dtype": "int64", "seed": 0, "device": None},
              infer_shape=lambda attrs: ((attrs["n"],), convert_dtype(attrs["dtype"])))
 def _randperm_forward(attrs):
     return _rng(attrs).permutation(attrs["n"]).astype(to_numpy_dtype(attrs["dtype"]))
