@@ -9,6 +9,7 @@ from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
+from .tensor_attrs import list_attr
 
 __all__ = ["argmax", "argmin", "argsort", "clip", "clip_by_norm", "expand", "fill_constant_batch_size_like",
            "gather", "gaussian_random", "increment", "one_hot", "scatter", "shape", "slice", "stack", "topk",
@@ -75,14 +76,29 @@ def topk(input, k, name=None):
 
 def slice(input, axes, starts, ends):
     """``input[starts[i]:ends[i]]`` along each of ``axes``; negative bounds count from the end and bounds past a
-    dimension are clipped to it (fluid's slice op)."""
+    dimension are clipped to it (fluid's slice op). ``starts`` / ``ends`` may be int32 Variables (a 1-D one, or
+    [1] ones in the list), read at run time; the dimensions they bound are then -1 when the program is built."""
     if not isinstance(starts, (list, tuple, Variable)):
         raise ValueError("Input starts must be an Variable, python list or tuple.")
     if not isinstance(ends, (list, tuple, Variable)):
         raise ValueError("Input ends must be an Variable, python list or tuple.")
-    starts, ends = _static_list(starts, "starts", "slice"), _static_list(ends, "ends", "slice")
-    attrs = {"axes": list(axes), "starts": starts, "ends": ends, "infer_flags": [1] * len(axes)}
-    return _op("slice", {"Input": [input]}, attrs, input.dtype)
+    return slice_op("slice", input, axes, {"starts": starts, "ends": ends})
+
+
+def slice_op(op_type, input, axes, bounds, decrease_axis=None, dtypes=None):
+    """The slice / strided_slice op over ``bounds`` (name -> list or Variable: starts, ends, strides); a bound
+    given by a Variable gets infer_flags -1 (its dimension is -1 until the op runs). ``dtypes``: those a
+    Variable bound may have (None: any, as fluid's slice)."""
+    inputs, attrs = {"Input": [input]}, {"axes": list(axes)}
+    if decrease_axis is not None:
+        attrs["decrease_axis"] = list(decrease_axis)
+    flags = [1] * len(axes)
+    for name, value in bounds.items():
+        given = list_attr(value, name, op_type, inputs, attrs, name.title() + "Tensor", name.title() + "TensorList",
+                          dtypes)
+        flags = [-1] * len(axes) if given is None else [-1 if g else f for f, g in zip(flags, given)]
+    attrs["infer_flags"] = flags
+    return _op(op_type, inputs, attrs, input.dtype)
 
 
 def shape(input):

@@ -17,17 +17,20 @@ def contains_variable(values):
 
 def _int32(var, name, op_type, dtypes):
     from .tensor import cast
+    var.stop_gradient = True
+    if dtypes is None:
+        return var
     if convert_dtype(var.dtype) not in dtypes:
         raise TypeError(f"The data type of '{name}' in {op_type} must be {list(dtypes)}, but received "
                         f"{convert_dtype(var.dtype)}. ")
-    var.stop_gradient = True
     return cast(var, "int32") if convert_dtype(var.dtype) == "int64" else var
 
 
 def list_attr(value, name, op_type, inputs, attrs, tensor_slot, list_slot, dtypes=("int32", "int64"),
               placeholders=True):
     """Put list ``value`` into ``inputs`` / ``attrs`` (module docstring); a Variable of a dtype outside
-    ``dtypes`` is fluid's TypeError, int64 ones are cast to int32; ``placeholders=False`` leaves the attribute
+    ``dtypes`` is fluid's TypeError, int64 ones are cast to int32 (``dtypes=None``: taken as they are, the
+    kernel reads their values as ints); ``placeholders=False`` leaves the attribute
     out when per-entry tensors give the list (fluid's unsqueeze). Returns, per entry, whether a Variable
     gives it (all True for a whole-list Variable, whose entries are then None)."""
     from .tensor import fill_constant

@@ -113,3 +113,49 @@ def test_randperm_layer_device_and_out_checks():
     assert main.global_block().ops[0].attr("op_device") == "cpu"
     (value,) = fluid.Executor().run(main, fetch_list=[perm])
     assert sorted(value.tolist()) == [0, 1, 2, 3]
+
+
+def test_slice_bounds_from_variables():
+    x = np.arange(60, dtype="float32").reshape(3, 4, 5)
+
+    def build():
+        v = fluid.data("x", [3, 4, 5])
+        one = L.fill_constant([1], "int32", 1)
+        whole = L.slice(v, axes=[1, 2], starts=fluid.data("s", [2], "int32"), ends=[3, 100])
+        mixed = L.slice(v, axes=[0, 2], starts=[one, 0], ends=[3, -1])
+        return whole, mixed, v[one, :, one:4], v[L.fill_constant([1], "int32", -1)]
+    outs, (whole, mixed, item, last) = run(build, {"x": x, "s": np.array([2, 1], "int32")})
+    np.testing.assert_array_equal(whole, x[:, 2:3, 1:])
+    np.testing.assert_array_equal(mixed, x[1:3, :, 0:-1])
+    np.testing.assert_array_equal(item, x[1, :, 1:4]) and np.testing.assert_array_equal(last, x[-1])
+    assert outs[0].shape == (3, -1, -1) and outs[1].shape == (-1, 4, 4) and outs[2].shape == (4, -1)
+
+
+def test_slice_gradient_with_tensor_bounds():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        v = fluid.data("x", [2, 4])
+        v.stop_gradient = False
+        out = L.slice(v, axes=[1], starts=[L.fill_constant([1], "int64", 1)], ends=[3])
+        (dx,) = fluid.gradients(L.reduce_sum(out), [v])
+    (g,) = fluid.Executor().run(main, feed={"x": np.ones((2, 4), "float32")}, fetch_list=[dx])
+    np.testing.assert_array_equal(g, [[0, 1, 1, 0]] * 2)
+
+
+def test_strided_slice_bounds_from_variables_and_decrease():
+    x = np.arange(24, dtype="float32").reshape(4, 6)
+
+    def build():
+        v = fluid.data("x", [4, 6])
+        two = L.fill_constant([1], "int32", 2)
+        listed = L.strided_slice(v, axes=[0, 1], starts=[0, two], ends=[4, 6], strides=[2, two])
+        whole = L.strided_slice(v, axes=[1], starts=[5], ends=[0], strides=fluid.data("k", [1], "int32"))
+        return listed, whole, v[two, ::two], v[::L.fill_constant([1], "int32", 3)]
+    outs, (listed, whole, item, stepped) = run(build, {"x": x, "k": np.array([-2], "int32")})
+    np.testing.assert_array_equal(listed, x[0:4:2, 2:6:2])
+    np.testing.assert_array_equal(whole, x[:, 5:0:-2])
+    np.testing.assert_array_equal(item, x[2, ::2]) and np.testing.assert_array_equal(stepped, x[::3])
+    assert outs[0].shape == (2, -1) and outs[1].shape == (-1, -1) and outs[2].shape == (-1,)
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="int32"):
+            L.strided_slice(fluid.data("x", [4]), [0], [L.fill_constant([1], "int64", 1)], [3], [1])
