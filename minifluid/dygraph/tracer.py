@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..framework.operator import named_dtypes
 from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..ops.registry import array_module, get_op_spec
@@ -98,6 +99,7 @@ class Tracer:
         if attrs:
             merged = dict(spec.attrs)
             merged.update(attrs)
+            named_dtypes(spec, merged)
         else:
             merged = spec.attrs
         tensor_type, args, ins, need = self.tensor_type, [], [], []

@@ -5,7 +5,7 @@ from ..dtypes import from_proto_dtype
 from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec
 from .scopes import current_device, current_name_scope
 
-__all__ = ["Operator", "DTYPE_ATTRS"]
+__all__ = ["Operator", "DTYPE_ATTRS", "named_dtypes"]
 
 DTYPE_ATTRS = frozenset({"dtype", "in_dtype", "out_dtype"})  # the attributes holding an element type
 
@@ -17,6 +17,15 @@ def _names(value):
     if not isinstance(value, (list, tuple)):
         value = [value]
     return [v if isinstance(v, str) else v.name for v in value]
+
+
+def named_dtypes(spec, attrs):
+    """Turn dtype attributes given as fluid's VarType codes (as op descs hold them: 5 for float32) into names,
+    in place, where the op's attribute holds a name."""
+    for key in DTYPE_ATTRS:
+        val = attrs.get(key)
+        if builtins.type(val) is int and isinstance(spec.attrs.get(key), str):
+            attrs[key] = from_proto_dtype(val)
 
 
 class Operator:
@@ -43,9 +52,8 @@ class Operator:
                                  f"known: {sorted(spec.attrs)} (defined at {spec.source})")
             if val is None:  # fluid's rule: an attribute given as None keeps its default
                 continue
-            if key in DTYPE_ATTRS and isinstance(spec.attrs.get(key), str) and builtins.type(val) is int:
-                val = from_proto_dtype(val)  # fluid's VarType code, as op descs hold dtypes
             merged[key] = val
+        named_dtypes(spec, merged)
         scope, device = current_name_scope(), current_device()  # labels only (scopes.py)
         if scope != "/":
             merged.setdefault("op_namescope", scope)

@@ -8,7 +8,7 @@ the tensors at run time (ops/tensor_attrs.py).
 from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 
-__all__ = ["contains_variable", "list_attr"]
+__all__ = ["contains_variable", "list_attr", "shape_attr"]
 
 
 def contains_variable(values):
@@ -46,3 +46,11 @@ def list_attr(value, name, op_type, inputs, attrs, tensor_slot, list_slot, dtype
     if placeholders:
         attrs[name] = [-1 if isinstance(v, Variable) else int(v) for v in values]
     return [isinstance(v, Variable) for v in values]
+
+
+def shape_attr(shape, op_type, inputs, attrs):
+    """A creation op's ``shape`` (``list_attr`` into ShapeTensor / ShapeTensorList); fluid asserts that a
+    list is not empty."""
+    if not isinstance(shape, Variable):
+        assert len(shape) > 0, f"The size of 'shape' in {op_type} can't be zero, but received {len(shape)}."
+    list_attr(shape, "shape", op_type, inputs, attrs, "ShapeTensor", "ShapeTensorList")

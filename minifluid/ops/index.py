@@ -252,25 +252,41 @@ def _scatter_backward(attrs, ins, outs, douts, need):
     return dx, None, (dout[ids] if need[2] else None)
 
 
-# --- expand: tile each dimension expand_times[i] times ------------------------------------------------
-def _expand_infer(attrs, x):
-    times = attrs["expand_times"]
-    if len(times) != len(x.shape):
+# --- expand: tile each dimension expand_times[i] times (the times may come from tensors) ------------------------
+def _expand_shape(times, shape):
+    if len(times) != len(shape):
         raise ValueError(f"The number of elements ({len(times)}) of 'expand_times' for Op(expand) must be equal to "
-                         f"the number of dimensions ({len(x.shape)}) of the input.")
-    return (tuple(d * t if d >= 0 else -1 for d, t in zip(x.shape, times)), x.dtype)
+                         f"the number of dimensions ({len(shape)}) of the input.")
+    for i, t in enumerate(times):
+        if t != -1 and t <= 0:
+            raise ValueError(f"The {i}th element of 'expand_times' for Op(expand) must be greater than 0, but the "
+                             f"value given is {t}.")
+    return tuple(d * t if d >= 0 and t >= 0 else -1 for d, t in zip(shape, times))
 
 
-@register_op("expand", inputs=("X",), outputs=("Out",), attrs={"expand_times": []}, infer_shape=_expand_infer)
-def _expand_forward(attrs, x):
-    _expand_infer(attrs, x)
-    return array_module(x).tile(x, attrs["expand_times"])
+def _expand_infer(attrs, x, times_t, times_list):
+    """Times given by tensors are -1 (fluid's layer writes -1 where a Variable stands; none for a whole one)."""
+    return (_expand_shape(attrs["expand_times"] or [-1] * len(x.shape), x.shape), x.dtype)
+
+
+def _expand_times(attrs, times_t, times_list):
+    return int_list(attrs["expand_times"], times_t, times_list)
+
+
+@register_op("expand", inputs=("X", "ExpandTimes", "expand_times_tensor"), outputs=("Out",),
+             attrs={"expand_times": []}, optional=("ExpandTimes", "expand_times_tensor"),
+             duplicable=("expand_times_tensor",), no_grad_inputs=("ExpandTimes", "expand_times_tensor"),
+             infer_shape=_expand_infer)
+def _expand_forward(attrs, x, times_t, times_list):
+    times = _expand_times(attrs, times_t, times_list)
+    _expand_shape(times, x.shape)
+    return array_module(x).tile(x, times)
 
 
 @register_grad("expand")
 def _expand_backward(attrs, ins, outs, douts, need):
     x, dout = ins[0], douts[0]
     split = []  # [t0, d0, t1, d1, ...]: sum over the tile axes
-    for d, t in zip(x.shape, attrs["expand_times"]):
+    for d, t in zip(x.shape, _expand_times(attrs, *ins[1:])):
         split += [t, d]
-    return (dout.reshape(split).sum(axis=tuple(range(0, 2 * x.ndim, 2))),)
+    return dout.reshape(split).sum(axis=tuple(range(0, 2 * x.ndim, 2))), None, []  # [] for the duplicable slot

@@ -159,3 +159,49 @@ def test_strided_slice_bounds_from_variables_and_decrease():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         with pytest.raises(TypeError, match="int32"):
             L.strided_slice(fluid.data("x", [4]), [0], [L.fill_constant([1], "int64", 1)], [3], [1])
+
+
+def test_expand_times_from_variables_and_gradient():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        v = fluid.data("x", [2, 3])
+        v.stop_gradient = False
+        whole = L.expand(v, fluid.data("t", [2], "int32"))
+        mixed = L.expand(v, [L.fill_constant([1], "int64", 3), 1])
+        (dx,) = fluid.gradients(L.reduce_sum(whole) + L.reduce_sum(mixed), [v])
+    assert whole.shape == (-1, -1) and mixed.shape == (-1, 3)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    w, m, g = fluid.Executor().run(main, feed={"x": x, "t": np.array([1, 2], "int32")}, fetch_list=[whole, mixed, dx])
+    np.testing.assert_array_equal(w, np.tile(x, (1, 2))) and np.testing.assert_array_equal(m, np.tile(x, (3, 1)))
+    np.testing.assert_array_equal(g, np.full((2, 3), 5.0))
+
+
+def test_creation_shapes_and_value_from_variables():
+    def build():
+        two = L.fill_constant([1], "int64", 2)
+        shape = fluid.data("shape", [2], "int32")
+        return (L.fill_constant([two, 3], "int64", 7), L.fill_constant(shape, "float32", L.fill_constant([1], "float32",
+                                                                                                         1.5)),
+                L.uniform_random([two, 4]), L.gaussian_random(shape), L.fill_constant([2], "int64", 2 ** 40 + 1))
+    outs, (filled, valued, uni, gauss, big) = run(build, {"shape": np.array([3, 1], "int32")})
+    assert filled.tolist() == [[7] * 3] * 2 and valued.tolist() == [[1.5]] * 3
+    assert uni.shape == (2, 4) and gauss.shape == (3, 1) and big.tolist() == [2 ** 40 + 1] * 2  # str_value: exact
+    assert [o.shape for o in outs[:4]] == [(-1, 3), (-1, -1), (-1, 4), (-1, -1)]
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(ValueError, match="dtype must be any of"):
+            L.fill_constant([1], "uint4", 1)
+        with pytest.raises(AssertionError, match="can't be zero"):
+            L.fill_constant([], "float32", 1)
+
+
+def test_uniform_diagonal_init():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        w = L.create_parameter([4, 5], "float32", attr=fluid.ParamAttr(
+            name="w", initializer=fluid.initializer.Uniform(-0.5, 0.5, diag_num=3, diag_step=5, diag_val=9.0)))
+    scope = fluid.Scope()
+    fluid.Executor().run(startup, scope=scope)
+    flat = np.array(scope.find_var(w.name).get_tensor()).reshape(-1)
+    assert flat[[0, 6, 12]].tolist() == [9.0] * 3 and np.abs(np.delete(flat, [0, 6, 12])).max() <= 0.5
+    with pytest.raises(ValueError, match="diag_num"):
+        fluid.initializer.Uniform(diag_num=2)
