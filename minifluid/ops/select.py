@@ -140,8 +140,8 @@ def _strided_slices(attrs, shape, starts, ends, strides):
 
 
 def _strided_slice_infer(attrs, x, *tensors):
-    """fluid's compile-time rule: every dimension is -1 when a whole-list tensor gives a bound; a bound that
-    a per-entry tensor gives (infer_flags -1) leaves its dimension -1."""
+    """A bound that a tensor gives (a whole-list one: all, a per-entry one: infer_flags -1) leaves its
+    dimension -1 (fluid makes every dimension -1 for a whole-list tensor; the others are known)."""
     axes = attrs["axes"]
     for i, name in enumerate(_BOUNDS):
         given = len(tensors[i + 3]) if tensors[i + 3] else len(attrs[name])
@@ -150,7 +150,7 @@ def _strided_slice_infer(attrs, x, *tensors):
                              f"axes attribute. The {name} attribute's size is {given}, axes attribute's size is "
                              f"{len(axes)}.")
     if any(t is not None for t in tensors[:3]):
-        return (decreased(attrs, [-1] * len(x.shape)), x.dtype)
+        return (decreased(attrs, [-1 if i in axes else d for i, d in enumerate(x.shape)]), x.dtype)
     values = [known_list(attrs[name], None, tensors[i + 3]) for i, name in enumerate(_BOUNDS)]
     flags, out = infer_flags(attrs), list(x.shape)
     for i, (axis, start, end, stride) in enumerate(zip(axes, *values)):
