@@ -228,3 +228,12 @@ def test_concat_axis_variable_gradient_and_tensor_array():
     j, g, s = fluid.Executor().run(main, feed={"a": av, "b": bv}, fetch_list=[joined, da, stacked])
     np.testing.assert_array_equal(j, np.concatenate([av, bv], 1)) and np.testing.assert_array_equal(g, 2 * av)
     np.testing.assert_array_equal(s, np.concatenate([bv] * 3, 0))
+
+
+def test_list_attributes_refuse_floats():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [4, 6])
+        with pytest.raises(TypeError, match=r"'starts\[1\]' in slice must be int or Variable, but received float"):
+            x[:, 1.5:]
+        with pytest.raises(TypeError, match=r"'shape\[0\]' in fill_constant must be int or Variable"):
+            L.fill_constant([2.0, 3], "float32", 1.0)
