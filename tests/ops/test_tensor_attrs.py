@@ -233,7 +233,7 @@ def test_concat_axis_variable_gradient_and_tensor_array():
 def test_list_attributes_refuse_floats():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         x = fluid.data("x", [4, 6])
-        with pytest.raises(TypeError, match=r"'starts\[1\]' in slice must be int or Variable, but received float"):
+        with pytest.raises(TypeError, match=r"'starts\[0\]' in slice must be int or Variable, but received float"):
             x[:, 1.5:]
         with pytest.raises(TypeError, match=r"'shape\[0\]' in fill_constant must be int or Variable"):
             L.fill_constant([2.0, 3], "float32", 1.0)
