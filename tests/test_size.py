@@ -207,6 +207,8 @@ slice / strided_slice bounds and Variable[...] with Variables, expand_times, fil
 uniform_random / gaussian_random's shape), fluid's v1 squeeze / unsqueeze / flatten ops, unbind, uniform_random's
 diagonal and op attributes as fluid's Operator takes them (None, dtype codes) raise it by 227, what they came to
 (30,798 before them): to 31,025.
+concat's axis as a Variable with fluid's input checks and LoDTensorArray input, and list attributes refusing
+non-int entries, raise it by 26: to 31,051.
 """
 import ast
 import io
@@ -217,7 +219,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_025
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_051
 
 
 def code_lines(path):
