@@ -1,5 +1,6 @@
 """Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul, mul, sum, logsumexp,
 has_inf / has_nan / isfinite, dot, bmm, t."""
+from ..framework import dygraph_mode
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
@@ -74,8 +75,31 @@ reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = (
 reduce_all, reduce_any = _reduce_layer("reduce_all", ("bool",)), _reduce_layer("reduce_any", ("bool",))
 
 
+def _check_matmul(x, y, transpose_x, transpose_y):
+    """fluid's build-time checks: float Variables whose inner dimensions agree, and equal batch dimensions."""
+    check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), "matmul")
+    check_variable_and_dtype(y, "y", ("float16", "float32", "float64"), "matmul")
+    xs = [1] + list(x.shape) if len(x.shape) == 1 else list(x.shape)
+    ys = list(y.shape) + [1] if len(y.shape) == 1 else list(y.shape)
+    if transpose_x:
+        xs[-2], xs[-1] = xs[-1], xs[-2]
+    if transpose_y:
+        ys[-2], ys[-1] = ys[-1], ys[-2]
+    if xs[-1] != ys[-2] and xs[-1] != -1 and ys[-2] != -1:
+        raise ValueError(f"matmul: after the optional transposes, Input X's width should be equal to Y's height. "
+                         f"But received X's shape: {xs}, Y's shape: {ys}")
+    if len(xs) > 2 and len(ys) > 2:
+        for i, (dx, dy) in enumerate(zip(xs[:-2], ys[:-2])):
+            if dx >= 0 and dy >= 0 and dx != dy:
+                raise ValueError(f"matmul: when the matrices have more than 2 dimensions, their higher dimensions "
+                                 f"must be equal. But received x_shape[{i}] != y_shape[{i}]. X's shape: {xs}, "
+                                 f"Y's shape: {ys}.")
+
+
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
-    """Batched matrix product with optional transposes, scaled by ``alpha``."""
+    """Batched matrix product with optional transposes, scaled by ``alpha`` (the rules: ops/matmul.py)."""
+    if not dygraph_mode.in_dygraph_mode():
+        _check_matmul(x, y, transpose_x, transpose_y)
     helper = LayerHelper("matmul", x=x, y=y, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="matmul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},

@@ -1,4 +1,4 @@
-"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum, and the small
+"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, mean, sum, and the small
 ops regularizers, gradient clipping and learning-rate schedules append: sign, clip, clip_by_norm,
 squared_l2_norm, increment, floor; cos_sim.
 
@@ -203,50 +203,6 @@ def _mul_backward(attrs, ins, outs, douts, need):
     d2 = douts[0].reshape(x2.shape[0], y2.shape[1])
     dx = parallel.matmul(d2, y2.T).reshape(x.shape) if need[0] else None
     dy = parallel.matmul(x2.T, d2).reshape(y.shape) if need[1] else None
-    return dx, dy
-
-
-# --- matmul --------------------------------------------------------------------------------
-def _matmul_infer(attrs, x, y):
-    xs, ys = list(x.shape), list(y.shape)
-    if attrs["transpose_X"] and len(xs) >= 2:
-        xs[-1], xs[-2] = xs[-2], xs[-1]
-    if attrs["transpose_Y"] and len(ys) >= 2:
-        ys[-1], ys[-2] = ys[-2], ys[-1]
-    if len(ys) == 1:
-        return (tuple(xs[:-1]), x.dtype)
-    batch = xs[:-2] if len(xs) >= len(ys) else ys[:-2]
-    rows = xs[-2:-1] if len(xs) >= 2 else []
-    return (tuple(batch) + tuple(rows) + (ys[-1],), x.dtype)
-
-
-def _t(a, flag):
-    return a.swapaxes(-1, -2) if flag and a.ndim >= 2 else a
-
-
-@register_op("matmul", inputs=("X", "Y"), outputs=("Out",),
-             attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0}, infer_shape=_matmul_infer,
-             share_lod={"Out": "X"}, grad_share_lod={})
-def _matmul_forward(attrs, x, y):
-    a, b = _t(x, attrs["transpose_X"]), _t(y, attrs["transpose_Y"])
-    out = parallel.matmul(a, b) if a.ndim == 2 and b.ndim == 2 else a @ b
-    return out if attrs["alpha"] == 1.0 else out * attrs["alpha"]
-
-
-@register_grad("matmul")
-def _matmul_backward(attrs, ins, outs, douts, need):
-    x, y = ins
-    tx, ty, alpha = attrs["transpose_X"], attrs["transpose_Y"], attrs["alpha"]
-    d = douts[0] * alpha if alpha != 1.0 else douts[0]
-    xe, ye = (x[None, :] if x.ndim == 1 else x), (y[:, None] if y.ndim == 1 else y)
-    de = d.reshape(d.shape + (1,)) if y.ndim == 1 else (d[..., None, :] if x.ndim == 1 else d)
-    dx = dy = None
-    if need[0]:
-        dxe = de @ _t(ye, not ty) if not tx else _t(ye, ty) @ _t(de, True)
-        dx = _unbroadcast(dxe, xe.shape).reshape(x.shape)
-    if need[1]:
-        dye = _t(xe, not tx) @ de if not ty else _t(de, True) @ _t(xe, tx)
-        dy = _unbroadcast(dye, ye.shape).reshape(y.shape)
     return dx, dy
 
 

@@ -141,6 +141,19 @@ MATMULS = {  # name: (x shape, y shape, attrs, reference)
     "batched-transpose_Y": ((2, 3, 4), (2, 5, 4), {"transpose_Y": True}, lambda X, Y: X @ Y.transpose(0, 2, 1)),
     "broadcast-y": ((2, 3, 4), (4, 5), {}, lambda X, Y: X @ Y),
     "vector-y": ((2, 3, 4), (4,), {}, lambda X, Y: X @ Y),
+    # fluid's rules (ops/matmul.py): two vectors give [1]; a transposed vector X is a column
+    "vector-vector": ((4,), (4,), {}, lambda X, Y: np.array([X @ Y])),
+    "vector-x-transposed": ((3,), (1, 5), {"transpose_X": True}, lambda X, Y: X[:, None] @ Y),
+    "vector-y-transposed": ((3, 1), (5,), {"transpose_Y": True}, lambda X, Y: X @ Y[None, :]),
+    "broadcast-x": ((3, 4), (2, 4, 5), {"transpose_Y": False}, lambda X, Y: X @ Y),
+    "4d-transposed": ((2, 2, 4, 3), (2, 2, 5, 4), {"transpose_X": True, "transpose_Y": True},
+                      lambda X, Y: X.swapaxes(-1, -2) @ Y.swapaxes(-1, -2)),
+    "heads-split-rows": ((2, 3, 8), (2, 8, 5), {"head_number": 4},
+                         lambda X, Y: np.concatenate([X[..., 2 * h:2 * h + 2] @ Y[:, 2 * h:2 * h + 2]
+                                                      for h in range(4)], axis=-1)),
+    "heads-split-columns": ((3, 8), (2, 12), {"head_number": 4},
+                            lambda X, Y: np.concatenate([X[:, 2 * h:2 * h + 2] @ Y[:, 3 * h:3 * h + 3]
+                                                         for h in range(4)], axis=-1)),
 }
 for _name, (_xs, _ys, _attrs, _ref) in MATMULS.items():
     case("matmul", _name, inputs={"X": normal(*_xs), "Y": normal(*_ys)}, attrs=_attrs, reference=_ref)

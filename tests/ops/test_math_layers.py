@@ -1,0 +1,52 @@
+"""fluid 1.8's math / compare / loss layers through a Program: shapes, values and the argument errors
+(op kernels and gradients: tests/ops/test_op_gradients.py)."""
+import numpy as np
+import pytest
+
+import minifluid as fluid
+
+L = fluid.layers
+
+
+def run(build, feed=None):
+    """Build with ``build()`` (returns the Variables to fetch) in fresh programs, run once, return numpy values."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        outs = build()
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    return outs, exe.run(main, feed=feed or {}, fetch_list=list(outs), scope=scope)
+
+
+def test_matmul_of_two_vectors_is_a_one_element_tensor():
+    x, y = np.arange(4.0, dtype="float32"), np.ones(4, "float32")
+    (out,), (got,) = run(lambda: [L.matmul(fluid.data("x", [4], "float32"), fluid.data("y", [4], "float32"))],
+                         {"x": x, "y": y})
+    assert tuple(out.shape) == (1,) and np.asarray(got).tolist() == [6.0]
+
+
+def test_matmul_shapes_with_unknown_dims_and_a_transposed_vector():
+    def build():
+        a = L.matmul(fluid.data("a", [-1, 3, 4], "float32"), fluid.data("b", [4, 5], "float32"))
+        v = L.matmul(fluid.data("v", [3], "float32"), fluid.data("w", [1, 2], "float32"), transpose_x=True)
+        return [a, v]
+    (a, v), (ga, gv) = run(build, {"a": np.ones((2, 3, 4), "float32"), "b": np.ones((4, 5), "float32"),
+                                   "v": np.arange(3, dtype="float32"), "w": np.ones((1, 2), "float32")})
+    assert tuple(a.shape) == (-1, 3, 5) and ga.shape == (2, 3, 5)
+    # a transposed vector X is a column [3, 1]
+    assert tuple(v.shape) == (3, 2) and np.array_equal(gv, np.repeat(np.arange(3.0)[:, None], 2, 1))
+
+
+def test_matmul_argument_errors():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="'x' in matmul must be Variable"):
+            L.matmul(12, 12)
+        i = fluid.data("i", [10, 10], "int32")
+        with pytest.raises(TypeError, match="data type of 'x' in matmul"):
+            L.matmul(i, i)
+        with pytest.raises(ValueError, match="width should be equal"):
+            L.matmul(fluid.data("p", [2, 3], "float32"), fluid.data("q", [4, 5], "float32"))
+        with pytest.raises(ValueError, match="higher dimensions must be equal"):
+            L.matmul(fluid.data("r", [2, 3, 4], "float32"), fluid.data("s", [3, 4, 5], "float32"))
+        h = fluid.data("h", [2, 2], "float16")
+        assert L.matmul(h, h).dtype == fluid.data("h2", [1], "float16").dtype
