@@ -3,6 +3,7 @@ fill_any_like, assign, cast, random initialisers."""
 import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
+from ..errors import InvalidArgumentError
 from .registry import array_module, register_grad, register_op, same_as
 
 
@@ -97,7 +98,12 @@ def _fill_zeros_like_forward(attrs, x):
              no_gradient=True)
 def _fill_any_like_forward(attrs, x):
     dtype = x.dtype if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
-    return array_module(x).full(x.shape, attrs["value"], dtype=dtype)
+    value = attrs["value"]
+    info = np.finfo(dtype) if dtype.kind in "fc" else np.iinfo(dtype) if dtype.kind in "iu" else None
+    if value != value or (info is not None and not info.min <= value <= info.max):
+        raise InvalidArgumentError(f"fill_any_like: the filled value {value} is NaN or out of the range of the "
+                                   f"output's dtype {dtype.name} ([{info.min}, {info.max}])")
+    return array_module(x).full(x.shape, value, dtype=dtype)
 
 
 # --- fill_constant_batch_size_like: a constant whose batch dim follows the input's ------------------------

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import minifluid as fluid
+from minifluid.layers.helper import LayerHelper
 
 L = fluid.layers
 
@@ -50,3 +51,46 @@ def test_matmul_argument_errors():
             L.matmul(fluid.data("r", [2, 3, 4], "float32"), fluid.data("s", [3, 4, 5], "float32"))
         h = fluid.data("h", [2, 2], "float16")
         assert L.matmul(h, h).dtype == fluid.data("h2", [1], "float16").dtype
+
+
+def test_dtype_attributes_may_be_fluid_type_codes():
+    from minifluid.dtypes import convert_dtype
+    assert convert_dtype(int(fluid.core.VarDesc.VarType.FP64)) == "float64"
+    assert convert_dtype(np.int64(2)) == "int32"
+    with pytest.raises(TypeError):
+        convert_dtype(True)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    (out,), (got,) = run(lambda: [_cast(fluid.data("x", [2, 3]))],
+                         {"x": x})
+    assert got.dtype == np.float64 and np.array_equal(got, x)
+
+
+def _cast(x):
+    helper = LayerHelper("cast")
+    out = helper.create_variable_for_type_inference("float64")
+    helper.append_op(type="cast", inputs={"X": [x]}, outputs={"Out": [out]},
+                     attrs={"in_dtype": int(fluid.core.VarDesc.VarType.FP32),
+                            "out_dtype": int(fluid.core.VarDesc.VarType.FP64)})
+    return out
+
+
+def test_unknown_dtype_is_fluids_value_error_and_a_type_error():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [2, 3], "float32")
+        for kind in (ValueError, TypeError):
+            with pytest.raises(kind, match="dtype must be any of"):
+                L.full_like(x, 2, dtype="uint4")
+        with pytest.raises(TypeError, match="'x' in unique_with_counts must be Variable"):
+            L.unique_with_counts([10])
+
+
+def test_fill_any_like_refuses_a_value_its_dtype_cannot_hold():
+    def build():
+        helper = LayerHelper("fill_any_like")
+        out = helper.create_variable_for_type_inference("int32")
+        helper.append_op(type="fill_any_like", inputs={"X": [fluid.data("x", [2], "int32")]},
+                         outputs={"Out": [out]}, attrs={"value": 1e100})
+        return [out]
+    for kind in (ValueError, fluid.core.EnforceNotMet):
+        with pytest.raises(kind, match="out of the range of the output's dtype int32"):
+            run(build, {"x": np.zeros(2, "int32")})
