@@ -70,8 +70,9 @@ def _reduce_layer(op_type, dtypes=None):
     return layer
 
 
-reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = (
-    _reduce_layer("reduce_" + k) for k in ("sum", "mean", "max", "min", "prod"))
+_REDUCE_NUMBERS = ("float32", "float64", "int32", "int64")
+reduce_sum, reduce_mean = (_reduce_layer("reduce_" + k, _REDUCE_NUMBERS) for k in ("sum", "mean"))
+reduce_max, reduce_min, reduce_prod = (_reduce_layer("reduce_" + k) for k in ("max", "min", "prod"))
 reduce_all, reduce_any = _reduce_layer("reduce_all", ("bool",)), _reduce_layer("reduce_any", ("bool",))
 
 

@@ -79,6 +79,11 @@ for _op, _f in {"less_than": np.less, "less_equal": np.less_equal, "greater_than
     case(_op, inputs={"X": _CX, "Y": _CY}, reference=lambda X, Y, f=_f: f(X, Y))
     case(_op, "y3-axis1", inputs={"X": _CX, "Y": np.array([0.0, 1.0, 2.0])}, attrs={"axis": 1},
          reference=lambda X, Y, f=_f: f(X, Y.reshape(1, 3, 1)))
+case("equal_reduce", "equal-y-broadcast", inputs={"X": np.tile(np.arange(3.0)[None, :, None], (2, 1, 4)),
+                                                  "Y": np.arange(3.0)}, attrs={"axis": 1},
+     reference=lambda X, Y: np.array([True]))
+case("equal_reduce", "one-differs", inputs={"X": np.arange(6.0).reshape(2, 3), "Y": np.arange(6.0).reshape(2, 3) % 5},
+     reference=lambda X, Y: np.array([False]))
 _BX, _BY = rng.integers(0, 2, (3, 4)).astype(bool), rng.integers(0, 2, (3, 4)).astype(bool)
 for _op, _f in {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}.items():
     case(_op, inputs={"X": _BX, "Y": _BY}, reference=lambda X, Y, f=_f: f(X, Y))

@@ -94,3 +94,26 @@ def test_fill_any_like_refuses_a_value_its_dtype_cannot_hold():
     for kind in (ValueError, fluid.core.EnforceNotMet):
         with pytest.raises(kind, match="out of the range of the output's dtype int32"):
             run(build, {"x": np.zeros(2, "int32")})
+
+
+@pytest.mark.parametrize("layer, slot", [("less_than", "cond"), ("equal", "cond"), ("not_equal", "cond"),
+                                         ("logical_and", "out"), ("logical_not", "out")])
+def test_compare_and_logical_outputs_must_be_variables(layer, slot):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        dtype = "bool" if layer.startswith("logical") else "int32"
+        x = fluid.data("x", [2], dtype)
+        args = {"x": x} if layer == "logical_not" else {"x": x, "y": x}
+        with pytest.raises(TypeError, match=f"'{slot}' in {layer} must be"):
+            getattr(L, layer)(**args, **{slot: 1})
+        given = fluid.data("given", [2], "bool")
+        assert getattr(L, layer)(**args, **{slot: given}) is given
+
+
+@pytest.mark.parametrize("layer", ["reduce_sum", "reduce_mean"])
+def test_reduce_sum_and_mean_check_their_input(layer):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        tensor = fluid.create_lod_tensor(np.array([[-1.0]]), [[1]], fluid.CPUPlace())
+        with pytest.raises(TypeError, match=f"'input' in {layer} must be Variable, but received LoDTensor"):
+            getattr(L, layer)(tensor)
+        with pytest.raises(TypeError, match=f"data type of 'input' in {layer}"):
+            getattr(L, layer)(fluid.data("u", [4], "uint8"))

@@ -157,6 +157,22 @@ MATMULS = {  # name: (x shape, y shape, attrs, reference)
 }
 for _name, (_xs, _ys, _attrs, _ref) in MATMULS.items():
     case("matmul", _name, inputs={"X": normal(*_xs), "Y": normal(*_ys)}, attrs=_attrs, reference=_ref)
+case("addmm", inputs={"Input": normal(3, 5), "X": normal(3, 4), "Y": normal(4, 5)}, attrs={"Alpha": 0.5, "Beta": 2.0},
+     reference=lambda Input, X, Y: 2 * Input + 0.5 * X @ Y)
+case("addmm", "input-row-broadcast", inputs={"Input": normal(1, 5), "X": normal(3, 4), "Y": normal(4, 5)},
+     attrs={"Beta": -1.0}, reference=lambda Input, X, Y: X @ Y - Input)
+case("addmm", "input-one", inputs={"Input": normal(1, 1), "X": normal(3, 4), "Y": normal(4, 5)},
+     reference=lambda Input, X, Y: X @ Y + Input)
+_NLL_LABEL = np.array([2, 0, -100, 1, 2], dtype=np.int64)
+_NLL_W = np.array([0.5, 1.5, 2.0])
+case("nll_loss", "mean-weight-ignored", inputs={"X": normal(5, 3), "Label": _NLL_LABEL, "Weight": _NLL_W},
+     outputs=["Out"], reference=lambda X, Label, Weight: np.array(
+         [-sum(X[i, c] * Weight[c] for i, c in enumerate(Label) if c >= 0) / (2.0 + 0.5 + 1.5 + 2.0)]))
+case("nll_loss", "none-4d", inputs={"X": normal(2, 3, 2, 2), "Label": np.array([[[0, 1], [2, 1]], [[1, 1], [0, 2]]])},
+     attrs={"reduction": "none"}, outputs=["Out"],
+     reference=lambda X, Label: -np.take_along_axis(X, Label[:, None], 1)[:, 0])
+case("nll_loss", "sum", inputs={"X": normal(4, 3), "Label": np.array([0, 2, 2, 1])}, attrs={"reduction": "sum"},
+     outputs=["Out"], reference=lambda X, Label: np.array([-X[np.arange(4), Label].sum()]))
 case("mean", inputs={"X": normal(3, 4)}, reference=lambda X: np.array([X.mean()]))
 case("sum", inputs={"X": [normal(3, 4), normal(3, 4), normal(3, 4)]}, reference=lambda X: X[0] + X[1] + X[2])
 case("assign", inputs={"X": normal(3, 4)}, reference=lambda X: X)
@@ -167,7 +183,8 @@ case("cast", "to-int32", inputs={"X": normal(3, 4) * 5}, attrs={"in_dtype": "flo
 
 # --- reduce ---------------------------------------------------------------------------------------
 REDUCES = {"reduce_sum": (normal, np.sum), "reduce_mean": (normal, np.mean), "reduce_max": (distinct, np.max),
-           "reduce_min": (distinct, np.min), "reduce_prod": (positive, np.prod)}
+           "reduce_min": (distinct, np.min), "reduce_prod": (positive, np.prod),
+           "frobenius_norm": (positive, lambda X, axis, keepdims: np.sqrt((X * X).sum(axis=axis, keepdims=keepdims)))}
 REDUCE_ATTRS = {  # name: (attrs, numpy axis, keepdims)
     "dim1": ({"dim": [1]}, 1, False),
     "dim-1-keep": ({"dim": [-1], "keep_dim": True}, -1, True),
@@ -180,6 +197,12 @@ for _op, (_gen, _f) in REDUCES.items():
              reference=lambda X, f=_f, a=_axis, k=_keep: np.reshape(f(X, axis=a, keepdims=k),
                                                                     np.shape(f(X, axis=a, keepdims=k)) or (1,)))
 case("reduce_sum", "1d-to-[1]", inputs={"X": normal(5)}, reference=lambda X: np.array([X.sum()]))
+case("reduce_sum", "out_dtype", inputs={"X": np.arange(12, dtype=np.int32).reshape(3, 4)},
+     attrs={"dim": [1], "out_dtype": 6}, reference=lambda X: X.sum(axis=1).astype(np.float64))
+for _p, _axis, _keep in ((2.0, 1, False), (3.0, -1, True), (1.5, 0, False)):
+    case("p_norm", f"p{_p}-axis{_axis}", inputs={"X": positive(2, 3, 4)},
+         attrs={"porder": _p, "axis": _axis, "keepdim": _keep},
+         reference=lambda X, p=_p, a=_axis, k=_keep: (np.abs(X) ** p).sum(axis=a, keepdims=k) ** (1 / p))
 
 # --- shape ops ------------------------------------------------------------------------------------
 case("reshape2", "0-and-minus1", inputs={"X": normal(2, 3, 4)}, attrs={"shape": [0, -1]},
@@ -497,8 +520,9 @@ def _lods(inputs):
             for i, a in enumerate(v if isinstance(v, list) else [v]) if isinstance(a, LoDTensor)}
 
 
-@pytest.mark.parametrize("op_type, kwargs, post",  # cast and auc (a float64 AUC) choose their output dtype
-                         [p for p in CASES if p.values[0] not in ("cast", "auc")])
+@pytest.mark.parametrize("op_type, kwargs, post",  # cast, auc (a float64 AUC) and an out_dtype choose theirs
+                         [p for p in CASES if p.values[0] not in ("cast", "auc")
+                          and "out_dtype" not in p.values[1].get("attrs", {})])
 def test_float32_inputs_give_float32_outputs_and_grads(op_type, kwargs, post):
     spec = registered_ops()[op_type]
     attrs = {**spec.attrs, **kwargs.get("attrs", {})}
