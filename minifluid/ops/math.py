@@ -1,4 +1,4 @@
-"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, mean, sum, and the small
+"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, fc, mean, sum, and the small
 ops regularizers, gradient clipping and learning-rate schedules append: sign, clip, clip_by_norm,
 squared_l2_norm, increment, floor; cos_sim.
 
@@ -204,6 +204,42 @@ def _mul_backward(attrs, ins, outs, douts, need):
     dx = parallel.matmul(d2, y2.T).reshape(x.shape) if need[0] else None
     dy = parallel.matmul(x2.T, d2).reshape(y.shape) if need[1] else None
     return dx, dy
+
+
+# --- fc: the fused inference op, Input flattened at in_num_col_dims times W, plus Bias, optionally relu ----------
+def _fc_infer(attrs, x, w, bias=None):
+    pad = 4 if attrs["padding_weights"] else 0
+    n = attrs["in_num_col_dims"]
+    if len(w.shape) != 2:
+        raise ValueError(f"fc: the weights W should be a 2-D tensor, but received shape {list(w.shape)}")
+    if not 0 < n < len(x.shape):
+        raise ValueError(f"fc: the rank of Input ({len(x.shape)}) should be larger than in_num_col_dims ({n})")
+    rows, cols = w.shape[0] - pad, w.shape[1] - pad
+    width = int(np.prod(x.shape[n:]))
+    if min(x.shape[n:]) >= 0 and rows >= 0 and width != rows:
+        raise ValueError(f"fc: Fully Connected input and weight size do not match. input width: {width}, weight "
+                         f"height: {rows} (Input {list(x.shape)}, in_num_col_dims {n}, W {list(w.shape)})")
+    if bias is not None and cols >= 0 and min(bias.shape) >= 0 and tuple(bias.shape) not in ((cols,), (1, cols)):
+        raise ValueError(f"fc: the shape of Bias {list(bias.shape)} is invalid: it should be [{cols}] or [1, {cols}]")
+    if attrs["activation_type"] not in ("", "relu"):
+        raise ValueError(f"fc: activation {attrs['activation_type']!r} is not supported in fc now (only 'relu')")
+    return (tuple(x.shape[:n]) + (cols,), x.dtype)
+
+
+@register_op("fc", inputs=("Input", "W", "Bias"), outputs=("Out",), optional=("Bias",), no_gradient=True,
+             attrs={"in_num_col_dims": 1, "activation_type": "", "use_mkldnn": False, "padding_weights": False},
+             infer_shape=_fc_infer, share_lod={"Out": "Input"})
+def _fc_forward(attrs, x, w, bias=None):
+    """``padding_weights``: W holds 4 extra rows and columns (a padded layout) that take no part."""
+    shape, _ = _fc_infer(attrs, x, w, bias)
+    if attrs["padding_weights"]:
+        w = w[:-4, :-4]
+    out = parallel.matmul(_flat2(x, attrs["in_num_col_dims"]), w)
+    if bias is not None:
+        out += bias.reshape(1, -1)
+    if attrs["activation_type"] == "relu":
+        np.maximum(out, 0, out=out)
+    return out.reshape(shape)
 
 
 # --- mean and sum --------------------------------------------------------------------------

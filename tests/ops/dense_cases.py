@@ -360,3 +360,20 @@ case("mean_iou", inputs={"Predictions": np.array([[0, 1, 2], [2, 2, 1]], np.int3
 _WC = rng.integers(0, 2, (3, 4)).astype(bool)
 case("where", inputs={"Condition": _WC, "X": normal(3, 4), "Y": normal(3, 4)},
      reference=lambda Condition, X, Y: np.where(Condition, X, Y))
+
+# --- squared_l2_distance (fixed inputs: appended cases leave the generator's sequence above unchanged) ----------
+_SQX = np.sin(np.arange(24.0)).reshape(4, 2, 3)
+case("squared_l2_distance", "rows", inputs={"X": _SQX, "Y": np.cos(np.arange(24.0)).reshape(4, 2, 3)},
+     grad_outputs=["Out"], reference=lambda X, Y: ((X - Y).reshape(4, 6),
+                                                   ((X - Y) ** 2).reshape(4, 6).sum(1, keepdims=True)))
+case("squared_l2_distance", "y-one-row", inputs={"X": _SQX.reshape(4, 6), "Y": np.linspace(-1, 1, 6)[None]},
+     grad_outputs=["Out"], reference=lambda X, Y: (X - Y, ((X - Y) ** 2).sum(1, keepdims=True)))
+# fc, the fused inference op (no gradient): Input flattened at in_num_col_dims, a [1, O] or [O] bias, relu
+_FCX, _FCW = np.cos(np.arange(24.0)).reshape(2, 3, 4), np.sin(np.arange(60.0)).reshape(12, 5)
+case("fc", "relu-bias", inputs={"Input": _FCX, "W": _FCW, "Bias": np.linspace(-1, 1, 5)[None]},
+     attrs={"activation_type": "relu"}, reference=lambda Input, W, Bias: np.maximum(Input.reshape(2, 12) @ W + Bias, 0))
+case("fc", "num-col-dims2", inputs={"Input": _FCX, "W": _FCW[:4]}, attrs={"in_num_col_dims": 2},
+     reference=lambda Input, W: Input @ W)
+case("fc", "padding_weights", inputs={"Input": _FCX.reshape(2, 12), "W": np.pad(_FCW, ((0, 4), (0, 4)), constant_values=9),
+                                      "Bias": np.ones(5)}, attrs={"padding_weights": True},
+     reference=lambda Input, W, Bias: Input @ W[:-4, :-4] + 1)

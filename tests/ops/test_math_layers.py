@@ -117,3 +117,15 @@ def test_reduce_sum_and_mean_check_their_input(layer):
             getattr(L, layer)(tensor)
         with pytest.raises(TypeError, match=f"data type of 'input' in {layer}"):
             getattr(L, layer)(fluid.data("u", [4], "uint8"))
+
+
+def test_fc_checks_its_inputs():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        array = np.ones((2, 4), "float32")
+        with pytest.raises(TypeError, match="'input' in fc must be"):
+            L.fc(input=array, size=1)
+        with pytest.raises(TypeError, match=r"'input\[0\]' in fc must be"):
+            L.fc(input=[array], size=1)
+        with pytest.raises(TypeError, match="data type of 'input' in fc"):
+            L.fc(input=fluid.data("i", [2, 4], "int32"), size=1)
+        assert tuple(L.fc(input=fluid.data("h", [2, 4], "float16"), size=3).shape) == (2, 3)
