@@ -15,7 +15,7 @@ import sys
 import traceback
 
 __all__ = ["EOFException", "ReaderKilledError", "ExceptionWrapper", "WorkerDiedError", "FeedConversionError",
-           "ReaderTimeoutError", "LoaderStateError", "InvalidArgumentError", "ConcurrentReadError", "FEEDING_ERRORS", "ConversionFailed",
+           "ReaderTimeoutError", "LoaderStateError", "ConcurrentReadError", "FEEDING_ERRORS", "ConversionFailed",
            "ComposeNotAligned", "CUDAUnavailableError", "QUEUE_KILLED_MESSAGE", "CONCURRENT_READ_MESSAGE",
            "check_type"]
 
@@ -33,11 +33,6 @@ class ReaderKilledError(SystemError, RuntimeError):
     """The data reader failed. Paddle 2.0 raised a bare ``SystemError`` with QUEUE_KILLED_MESSAGE here and
     fluid 1.8 a ``core.EnforceNotMet``, which minifluid's core spells ``RuntimeError``: this is both, so
     ``except SystemError`` and ``except fluid.core.EnforceNotMet`` catch it."""
-
-
-class InvalidArgumentError(ValueError, RuntimeError):
-    """A kernel refuses its arguments at run time: a ValueError, and the RuntimeError minifluid's core calls
-    ``EnforceNotMet`` (what fluid raised there), so either ``except`` catches it."""
 
 
 class WorkerDiedError(ReaderKilledError):

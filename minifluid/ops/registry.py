@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
+__all__ = ["InvalidArgumentError", "OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
            "same_as", "GRAD_SUFFIX", "grad_var_name", "COMMON_ATTRS", "OpRole", "EMPTY_VAR_NAME"]
 
 GRAD_SUFFIX = "@GRAD"
@@ -140,6 +140,11 @@ _REGISTRY = {}
 def _caller_site(depth=2):
     frame = sys._getframe(depth)
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+class InvalidArgumentError(ValueError, RuntimeError):
+    """A kernel refuses its arguments at run time: a ValueError, and the RuntimeError minifluid's core calls
+    ``EnforceNotMet`` (what fluid raised there), so either ``except`` catches it."""
 
 
 def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),

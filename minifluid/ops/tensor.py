@@ -3,8 +3,7 @@ fill_any_like, assign, cast, random initialisers."""
 import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
-from ..errors import InvalidArgumentError
-from .registry import array_module, register_grad, register_op, same_as
+from .registry import InvalidArgumentError, array_module, register_grad, register_op, same_as
 
 
 def _shape_dtype_infer(attrs, *ins):
