@@ -377,3 +377,9 @@ case("fc", "num-col-dims2", inputs={"Input": _FCX, "W": _FCW[:4]}, attrs={"in_nu
 case("fc", "padding_weights", inputs={"Input": _FCX.reshape(2, 12), "W": np.pad(_FCW, ((0, 4), (0, 4)), constant_values=9),
                                       "Bias": np.ones(5)}, attrs={"padding_weights": True},
      reference=lambda Input, W, Bias: Input @ W[:-4, :-4] + 1)
+# rank_loss reads its [N] / [N, 1] inputs as flat vectors; Out takes Label's shape
+_RL = np.cos(np.arange(5.0))
+case("rank_loss", "label-1d", inputs={"Label": (np.arange(5) % 2) * 1.0, "Left": _RL[:, None], "Right": _RL[::-1, None]},
+     reference=lambda Label, Left, Right: np.log1p(np.exp(Left[:, 0] - Right[:, 0])) - Label * (Left - Right)[:, 0])
+case("rank_loss", "right-1d", inputs={"Label": (np.arange(5)[:, None] % 2) * 1.0, "Left": _RL[:, None], "Right": _RL},
+     reference=lambda Label, Left, Right: np.log1p(np.exp(Left - Right[:, None])) - Label * (Left - Right[:, None]))
