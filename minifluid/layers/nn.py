@@ -127,6 +127,7 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
 
 def _unary_layer(op_type):
     def layer(x, name=None):
+        check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), op_type)
         helper = LayerHelper(op_type, input=x, name=name)
         out = helper.create_variable_for_type_inference(x.dtype)
         helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]})

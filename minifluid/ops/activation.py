@@ -50,8 +50,6 @@ _UNARY = {
                      lambda xp, x, y, d, a: d * a["slope"] * _between(y, 0, 1), {"slope": 0.2, "offset": 0.5}),
     "swish": (lambda xp, x, a: x * _sigmoid(xp, a["beta"] * x),
               lambda xp, x, y, d, a: d * _swish_grad(xp, x, a["beta"]), {"beta": 1.0}),
-    "pow": (lambda xp, x, a: x ** a["factor"],
-            lambda xp, x, y, d, a: d * a["factor"] * x ** (a["factor"] - 1), {"factor": 1.0}),
     "stanh": (lambda xp, x, a: a["scale_b"] * xp.tanh(a["scale_a"] * x),
               lambda xp, x, y, d, a: d * a["scale_a"] * a["scale_b"] * (1 - xp.tanh(a["scale_a"] * x) ** 2),
               {"scale_a": 0.67, "scale_b": 1.7159}),
@@ -146,6 +144,25 @@ _GRAD_FROM_OUT = {"relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal
 
 for _name, (_fwd, _bwd, _attrs) in _UNARY.items():
     _register_unary(_name, _fwd, _bwd, _attrs)
+
+
+# --- pow: x ** factor, the factor an attribute or the one value of FactorTensor (read at run time) -----------
+def _pow_factor(attrs, factor_t):
+    return attrs["factor"] if factor_t is None else float(factor_t.reshape(-1)[0])
+
+
+@register_op("pow", inputs=("X", "FactorTensor"), outputs=("Out",), optional=("FactorTensor",),
+             no_grad_inputs=("FactorTensor",), attrs={**_COMMON, "factor": 1.0}, infer_shape=same_as(0),
+             share_lod={"Out": "X"})
+def _pow_forward(attrs, x, factor_t=None):
+    p = _pow_factor(attrs, factor_t)
+    return elementwise(lambda xb: (xb ** p).astype(x.dtype, copy=False), x)
+
+
+@register_grad("pow")
+def _pow_backward(attrs, ins, outs, douts, need):
+    x, p = ins[0], _pow_factor(attrs, ins[1])
+    return elementwise(lambda xb, db: (db * p * xb ** (p - 1)).astype(x.dtype, copy=False), x, douts[0]), None
 
 
 # --- relu: out = max(x, 0), dx = dout * (out > 0) -----------------------------------------------

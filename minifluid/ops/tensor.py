@@ -33,9 +33,17 @@ def _cast_forward(attrs, x):
     return x.astype(to_numpy_dtype(attrs["out_dtype"]))
 
 
-@register_grad("cast")
 def _cast_backward(attrs, ins, outs, douts, need):
     return (douts[0].astype(ins[0].dtype),)
+
+
+@register_grad("cast", builder=True, eager=_cast_backward)
+def _build_cast_grad(op, grads):
+    """fluid's gradient of a cast: a cast of Out@GRAD back to X's dtype (no ``cast_grad`` op type)."""
+    if grads.output("Out")[0] is None:
+        return []
+    attrs = {"in_dtype": op.attrs["out_dtype"], "out_dtype": op.attrs["in_dtype"]}
+    return [("cast", {"X": grads.output("Out")}, {"Out": grads.input("X")}, attrs)]
 
 
 def _rng(attrs):

@@ -383,3 +383,5 @@ case("rank_loss", "label-1d", inputs={"Label": (np.arange(5) % 2) * 1.0, "Left":
      reference=lambda Label, Left, Right: np.log1p(np.exp(Left[:, 0] - Right[:, 0])) - Label * (Left - Right)[:, 0])
 case("rank_loss", "right-1d", inputs={"Label": (np.arange(5)[:, None] % 2) * 1.0, "Left": _RL[:, None], "Right": _RL},
      reference=lambda Label, Left, Right: np.log1p(np.exp(Left - Right[:, None])) - Label * (Left - Right[:, None]))
+case("pow", "factor-tensor", inputs={"X": np.linspace(0.5, 2.0, 12).reshape(3, 4), "FactorTensor": np.array([2.5])},
+     attrs={"factor": 7.0}, reference=lambda X, FactorTensor: X ** 2.5)

@@ -129,3 +129,52 @@ def test_fc_checks_its_inputs():
         with pytest.raises(TypeError, match="data type of 'input' in fc"):
             L.fc(input=fluid.data("i", [2, 4], "int32"), size=1)
         assert tuple(L.fc(input=fluid.data("h", [2, 4], "float16"), size=3).shape) == (2, 3)
+
+
+def test_pow_takes_a_variable_factor_read_at_run_time():
+    x = np.array([[1.0, 2.0, 3.0]], "float32")
+
+    def build():
+        factor = fluid.data("factor", [1], "float32")
+        return [L.pow(fluid.data("x", [1, 3], "float32"), factor=factor)]
+    for p in (2.0, 0.5):
+        _, (got,) = run(build, {"x": x, "factor": np.array([p], "float32")})
+        np.testing.assert_allclose(got, x ** p, rtol=1e-6)
+
+
+@pytest.mark.parametrize("layer", ["tanh", "sigmoid", "square"])
+def test_unary_layers_refuse_integer_input(layer):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match=f"data type of 'x' in {layer}"):
+            getattr(L, layer)(fluid.data("i", [2, 3], "int32"))
+
+
+def test_the_gradient_of_cast_is_a_cast_back():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [2, 3], "float32")
+        x.stop_gradient = False
+        loss = L.reduce_sum(L.cast(x, "float64"))
+        fluid.backward.append_backward(loss)
+    types = [op.type for op in main.global_block().ops]
+    assert types.count("cast") == 2 and "cast_grad" not in types
+    assert "cast_grad" not in fluid.core._get_all_register_op_kernels()
+    back = [op for op in main.global_block().ops if op.type == "cast"][1]
+    assert fluid.dtypes.convert_dtype(back.attr("out_dtype")) == "float32"
+    (g,) = fluid.Executor().run(main, feed={"x": np.ones((2, 3), "float32")}, fetch_list=["x@GRAD"])
+    assert g.dtype == np.float32 and np.array_equal(g, np.ones((2, 3)))
+    with fluid.dygraph.guard():
+        v = fluid.dygraph.to_variable(np.ones((2, 3), "float32"))
+        v.stop_gradient = False
+        L.reduce_sum(L.cast(v, "float64")).backward()
+        assert v.gradient().dtype == np.float32 and np.array_equal(v.gradient(), np.ones((2, 3)))
+
+
+def test_cast_checks_its_input_and_dtype():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="'x' in cast must be"):
+            L.cast(fluid.create_lod_tensor(np.array([[-1]]), [[1]], fluid.CPUPlace()), "int32")
+        with pytest.raises(TypeError, match="data type of 'x' in cast"):
+            L.cast(fluid.data("s", [4], "int16"), "int32")
+        with pytest.raises(TypeError, match="data type of 'dtype' in cast"):
+            L.cast(fluid.data("i", [4], "int32"), "int16")
