@@ -89,7 +89,7 @@ def _sq_l2_forward(attrs, x, y):
     return sub, (sub * sub).sum(axis=1, keepdims=True)
 
 
-@register_grad("squared_l2_distance", reads=("X", "Y", "sub_result"))
+@register_grad("squared_l2_distance")
 def _sq_l2_backward(attrs, ins, outs, douts, need):
     x, y = ins
     g = 2 * douts[1].reshape(-1, 1) * outs[0]
