@@ -179,15 +179,11 @@ def dot(x, y, name=None):
 
 
 def bmm(x, y, name=None):
-    """Batched matrix product of ``[B, M, K]`` and ``[B, K, N]`` tensors (one ``matmul`` op)."""
-    for slot, v in (("X", x), ("Y", y)):
-        if len(v.shape) != 3:
-            raise ValueError(f"Input({slot}) of BmmOp must be 3-dimensional in BmmOp, but received {slot}'s shape: "
-                             f"{list(v.shape)}")
-    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
-        raise ValueError(f"BmmOp needs X [B, M, K] and Y [B, K, N] with the same B and K, got {list(x.shape)} and "
-                         f"{list(y.shape)}")
-    return matmul(x, y, name=name)
+    """Batched matrix product of ``[B, M, K]`` and ``[B, K, N]`` tensors (one ``bmm`` op, ops/basic_math.py)."""
+    helper = LayerHelper("bmm", x=x, y=y, name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="bmm", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]})
+    return out
 
 
 def t(input, name=None):

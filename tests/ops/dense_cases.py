@@ -385,3 +385,13 @@ case("rank_loss", "right-1d", inputs={"Label": (np.arange(5)[:, None] % 2) * 1.0
      reference=lambda Label, Left, Right: np.log1p(np.exp(Left - Right[:, None])) - Label * (Left - Right[:, None]))
 case("pow", "factor-tensor", inputs={"X": np.linspace(0.5, 2.0, 12).reshape(3, 4), "FactorTensor": np.array([2.5])},
      attrs={"factor": 7.0}, reference=lambda X, FactorTensor: X ** 2.5)
+# hinge_loss / modified_huber_loss (margins kept off their kinks at 1 and -1), minus, l1_norm, bmm
+_HL_X, _HL_Y = np.array([[-2.3], [-0.4], [0.3], [1.6], [0.7], [-1.4]]), np.array([[0.0], [1.0], [1.0], [0.0], [0.0], [1.0]])
+case("hinge_loss", inputs={"Logits": _HL_X, "Labels": _HL_Y},
+     reference=lambda Logits, Labels: np.maximum(1 - Logits * (2 * Labels - 1), 0))
+case("modified_huber_loss", inputs={"X": _HL_X, "Y": _HL_Y}, grad_outputs=["Out"],
+     reference=lambda X, Y: (X * (2 * Y - 1), np.where(X * (2 * Y - 1) < -1, -4 * X * (2 * Y - 1),
+                                                       np.where(X * (2 * Y - 1) < 1, (1 - X * (2 * Y - 1)) ** 2, 0))))
+case("minus", inputs={"X": _SQX, "Y": _SQX[::-1].copy()}, reference=lambda X, Y: X - Y)
+case("l1_norm", inputs={"X": _SQX}, reference=lambda X: np.array([np.abs(X).sum()]))
+case("bmm", inputs={"X": _SQX, "Y": np.cos(np.arange(24.0)).reshape(4, 3, 2)}, reference=lambda X, Y: X @ Y)
