@@ -16,7 +16,7 @@ def _minus_forward(attrs, x, y):
     return x - y
 
 
-@register_grad("minus", reads=())
+@register_grad("minus")
 def _minus_backward(attrs, ins, outs, douts, need):
     d = douts[0]
     return (d if need[0] else None), (-d if need[1] else None)
