@@ -178,3 +178,16 @@ def test_cast_checks_its_input_and_dtype():
             L.cast(fluid.data("s", [4], "int16"), "int32")
         with pytest.raises(TypeError, match="data type of 'dtype' in cast"):
             L.cast(fluid.data("i", [4], "int32"), "int16")
+
+
+def test_erf_and_gelu_are_float64_exact_for_float64_input():
+    import math
+    x = np.concatenate([np.linspace(-6.0, 6.0, 241), [2.999999, 3.0, 3.000001, 1e-8]])
+    with fluid.dygraph.guard():
+        got = L.erf(fluid.dygraph.to_variable(x)).numpy()
+        gelu = L.gelu(fluid.dygraph.to_variable(x)).numpy()
+    exact = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(got, exact, rtol=5e-15, atol=1e-300)
+    # 1 + erf cancels for negative x: compare gelu absolutely
+    np.testing.assert_allclose(gelu, 0.5 * x * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x])),
+                               rtol=0, atol=1e-14)
