@@ -12,8 +12,14 @@ __all__ = ["bmm", "dot", "elementwise_add", "elementwise_div", "elementwise_floo
            "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "scale", "sum", "t"]
 
 
+_ELEMENTWISE_DTYPES = ("float16", "float32", "float64", "int32", "int64")
+
+
 def _elementwise_layer(op_type):
     def layer(x, y, axis=-1, act=None, name=None):
+        if not dygraph_mode.in_dygraph_mode():
+            check_variable_and_dtype(x, "x", _ELEMENTWISE_DTYPES, op_type)
+            check_variable_and_dtype(y, "y", _ELEMENTWISE_DTYPES, op_type)
         helper = LayerHelper(op_type, x=x, y=y, act=act, name=name)
         out = helper.create_variable_for_type_inference(x.dtype)
         helper.append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]}, attrs={"axis": axis})
@@ -44,6 +50,8 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 def mean(x, name=None):
     """Mean of all elements, shape [1]."""
+    if not dygraph_mode.in_dygraph_mode():
+        check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), "mean")
     helper = LayerHelper("mean", x=x, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="mean", inputs={"X": [x]}, outputs={"Out": [out]})

@@ -191,3 +191,16 @@ def test_erf_and_gelu_are_float64_exact_for_float64_input():
     # 1 + erf cancels for negative x: compare gelu absolutely
     np.testing.assert_allclose(gelu, 0.5 * x * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x])),
                                rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("layer, args, slot, dtypes", [
+    ("elementwise_add", 2, "x", ("uint8",)), ("elementwise_mul", 2, "x", ("uint8",)),
+    ("mean", 1, "x", ("int32",)), ("cross_entropy", 2, "input", ("int32",))])
+def test_layers_refuse_tensors_and_dtypes_as_fluid(layer, args, slot, dtypes):
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        tensor = fluid.create_lod_tensor(np.array([[-1.0]]), [[1]], fluid.CPUPlace())
+        with pytest.raises(TypeError, match=f"'{slot}' in {layer}2? must be Variable"):
+            getattr(L, layer)(*[tensor] * args)
+        bad = fluid.data("bad", [3, 4], dtypes[0])
+        with pytest.raises(TypeError, match=f"data type of '{slot}' in {layer}"):
+            getattr(L, layer)(*[bad] * args)
