@@ -13,6 +13,11 @@ from .parallel import into
 from .channels import ChannelView
 from .registry import array_module, grad_var_name, register_grad, register_op, same_as
 
+def _c_div(x, y):
+    """Integer division as C's / (truncating toward zero; numpy's // floors), in x's dtype."""
+    return (x // y + ((x % y != 0) & ((x < 0) != (y < 0)))).astype(x.dtype, copy=False)
+
+
 # --- broadcasting helpers -------------------------------------------------------------
 
 
@@ -113,6 +118,8 @@ def _register_elementwise(name, forward, grad_x, grad_y, kernel=None):
     def backward(attrs, ins, outs, douts, need):
         x, y = ins
         dout = douts[0]
+        if dout is None:  # an integer result has no gradient
+            return None, None
         yv = _y_view(x, y, attrs["axis"])
         dx = _unbroadcast(grad_x(x, yv, dout), x.shape) if need[0] else None
         dy = _unbroadcast(grad_y(x, yv, dout), yv.shape).reshape(y.shape) if need[1] else None
@@ -124,7 +131,8 @@ def _register_elementwise(name, forward, grad_x, grad_y, kernel=None):
 _register_elementwise("elementwise_add", lambda x, y: x + y, lambda x, y, d: d, _add_grad_y, kernel=_add_forward)
 _register_elementwise("elementwise_sub", lambda x, y: x - y, lambda x, y, d: d, lambda x, y, d: -d)
 _register_elementwise("elementwise_mul", lambda x, y: x * y, lambda x, y, d: d * y, lambda x, y, d: d * x)
-_register_elementwise("elementwise_div", lambda x, y: x / y, lambda x, y, d: d / y,
+_register_elementwise("elementwise_div", lambda x, y: x / y if x.dtype.kind in "fc" else _c_div(x, y),
+                      lambda x, y, d: d / y,
                       lambda x, y, d: -d * x / (y * y))
 _register_elementwise("elementwise_max", lambda x, y: array_module(x).maximum(x, y),
                       lambda x, y, d: d * (x >= y), lambda x, y, d: d * (x < y))
@@ -152,7 +160,7 @@ def _register_division(name, ints, floats=None):
 
 # integer division truncates toward zero (C's /), the remainder takes the dividend's sign (C's %); a float
 # remainder takes the divisor's sign (fmod(y + fmod(x, y), y))
-_register_division("elementwise_floordiv", lambda xp, x, y: x // y + ((x % y != 0) & ((x < 0) != (y < 0))))
+_register_division("elementwise_floordiv", lambda xp, x, y: _c_div(x, y))
 _register_division("elementwise_mod", lambda xp, x, y: xp.fmod(x, y), lambda xp, x, y: xp.fmod(y + xp.fmod(x, y), y))
 # --- scale ------------------------------------------------------------------------------
 def _scale_factor(attrs, scale_t):

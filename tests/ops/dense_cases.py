@@ -395,3 +395,7 @@ case("modified_huber_loss", inputs={"X": _HL_X, "Y": _HL_Y}, grad_outputs=["Out"
 case("minus", inputs={"X": _SQX, "Y": _SQX[::-1].copy()}, reference=lambda X, Y: X - Y)
 case("l1_norm", inputs={"X": _SQX}, reference=lambda X: np.array([np.abs(X).sum()]))
 case("bmm", inputs={"X": _SQX, "Y": np.cos(np.arange(24.0)).reshape(4, 3, 2)}, reference=lambda X, Y: X @ Y)
+# integer elementwise_div truncates toward zero in the inputs' dtype, as C's / does
+case("elementwise_div", "int-truncates", inputs={"X": np.array([[7, -7], [6, -1]], np.int32),
+                                                 "Y": np.array([[2, 2], [-4, 3]], np.int32)},
+     reference=lambda X, Y: np.array([[3, -3], [-1, 0]], np.int32))
