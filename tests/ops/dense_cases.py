@@ -399,3 +399,10 @@ case("bmm", inputs={"X": _SQX, "Y": np.cos(np.arange(24.0)).reshape(4, 3, 2)}, r
 case("elementwise_div", "int-truncates", inputs={"X": np.array([[7, -7], [6, -1]], np.int32),
                                                  "Y": np.array([[2, 2], [-4, 3]], np.int32)},
      reference=lambda X, Y: np.array([[3, -3], [-1, 0]], np.int32))
+# the fused inference ops (no gradient)
+case("fusion_squared_mat_sub", inputs={"X": _FCW[:3, :4], "Y": _FCW[4:8]}, attrs={"scalar": -0.5}, outputs=["Out"],
+     reference=lambda X, Y: -0.5 * ((X @ Y) ** 2 - (X * X) @ (Y * Y)))
+case("fusion_repeated_fc_relu", inputs={"X": _FCX.reshape(2, 12), "W": [_FCW, _FCW[:5, :3]],
+                                        "Bias": [np.linspace(-1, 1, 5), np.ones(3)]},
+     reference=lambda X, W, Bias: ([np.maximum(X @ W[0] + Bias[0], 0)],
+                                   np.maximum(np.maximum(X @ W[0] + Bias[0], 0) @ W[1] + Bias[1], 0)))
