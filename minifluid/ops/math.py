@@ -282,9 +282,21 @@ def _sum_backward(attrs, ins, outs, douts, need):
 
 
 # --- ops used by regularizers and gradient clipping ------------------------------------------------
-@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
 def _sign_forward(attrs, x):
     return array_module(x).sign(x)
+
+
+def _sign_backward(attrs, ins, outs, douts, need):
+    return (array_module(douts[0]).zeros_like(douts[0]),)
+
+
+@register_grad("sign", builder=True, eager=_sign_backward)
+def _build_sign_grad(op, grads):
+    """fluid's gradient of sign: zeros, as a scale of Out@GRAD by 0."""
+    if grads.output("Out")[0] is None:
+        return []
+    return [("scale", {"X": grads.output("Out")}, {"Out": grads.input("X")}, {"scale": 0.0})]
 
 
 @register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0),

@@ -406,3 +406,5 @@ case("fusion_repeated_fc_relu", inputs={"X": _FCX.reshape(2, 12), "W": [_FCW, _F
                                         "Bias": [np.linspace(-1, 1, 5), np.ones(3)]},
      reference=lambda X, W, Bias: ([np.maximum(X @ W[0] + Bias[0], 0)],
                                    np.maximum(np.maximum(X @ W[0] + Bias[0], 0) @ W[1] + Bias[1], 0)))
+# sign's gradient is zeros (a scale by 0 in a Program), values kept off 0
+case("sign", inputs={"X": np.where(np.abs(_SQX) < 0.1, 0.5, _SQX)}, reference=lambda X: np.sign(X))

@@ -204,3 +204,15 @@ def test_layers_refuse_tensors_and_dtypes_as_fluid(layer, args, slot, dtypes):
         bad = fluid.data("bad", [3, 4], dtypes[0])
         with pytest.raises(TypeError, match=f"data type of '{slot}' in {layer}"):
             getattr(L, layer)(*[bad] * args)
+
+
+def test_the_gradient_of_sign_is_zeros_from_a_scale_op():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [3], "float32")
+        x.stop_gradient = False
+        fluid.backward.append_backward(L.reduce_sum(L.elementwise_mul(L.sign(x), x)))
+    grad_ops = [op for op in main.global_block().ops if op.type == "scale" and op.attr("scale") == 0.0]
+    assert len(grad_ops) == 1
+    (g,) = fluid.Executor().run(main, feed={"x": np.array([-2.0, 0.5, 3.0], "float32")}, fetch_list=["x@GRAD"])
+    np.testing.assert_array_equal(g, [-1.0, 1.0, 1.0])  # only the product's own term: d sign(x) / dx = 0
