@@ -120,11 +120,11 @@ def _cross_entropy_backward(attrs, ins, outs, douts, need):
 @register_op("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "XShape", "MatchX"), attrs={"ignore_index": -100},
              no_grad_inputs=("Label",),
              infer_shape=lambda attrs, x, label: (_xent_infer(attrs, x, label), ((0,) + tuple(x.shape), x.dtype),
-                                                  _xent_infer(attrs, x, label)))
+                                                  (_class_axis_one(x.shape, -1), x.dtype)))
 def _cross_entropy2_forward(attrs, x, label):
     y, picked, _, _ = _xent_hard(x, label, attrs["ignore_index"])
     xshape = array_module(x).empty((0,) + x.shape, x.dtype)  # fluid's XShape: [0] + X's dims, holds no data
-    return _like_label(y, x, label), xshape, _like_label(picked, x, label)
+    return _like_label(y, x, label), xshape, picked  # MatchX keeps X's rank: [..., 1]
 
 
 @register_grad("cross_entropy2")

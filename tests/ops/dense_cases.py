@@ -408,3 +408,9 @@ case("fusion_repeated_fc_relu", inputs={"X": _FCX.reshape(2, 12), "W": [_FCW, _F
                                    np.maximum(np.maximum(X @ W[0] + Bias[0], 0) @ W[1] + Bias[1], 0)))
 # sign's gradient is zeros (a scale by 0 in a Program), values kept off 0
 case("sign", inputs={"X": np.where(np.abs(_SQX) < 0.1, 0.5, _SQX)}, reference=lambda X: np.sign(X))
+# cross_entropy2 with a label without the class axis: Y takes the label's shape, MatchX keeps X's rank
+_XE = np.abs(np.sin(np.arange(24.0))).reshape(2, 3, 4) + 0.1
+case("cross_entropy2", "label-without-class-axis", inputs={"X": _XE, "Label": np.array([[0, 3, 1], [2, 2, 0]])},
+     outputs=["Y", "MatchX"],
+     reference=lambda X, Label: {"Y": -np.log(np.take_along_axis(X, Label[..., None], -1))[..., 0],
+                                 "MatchX": np.take_along_axis(X, Label[..., None], -1)})
