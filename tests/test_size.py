@@ -205,8 +205,8 @@ softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,798.
 Paddle 1.8.5's math / compare / loss op tests: matmul's own family with fluid 1.8's vector, batch and head_number
 rules (ops/matmul.py), VarType codes as dtype attributes, fill_any_like's range check, equal_reduce, addmm as one op,
 nll_loss, frobenius_norm / p_norm, reduce in/out_dtype, squared_l2_distance, the fused fc op, pow's FactorTensor,
-minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf and the layers' argument checks raise it by 425,
-what they came to: to 31,223.
+minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gradient, two fused inference ops
+(ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,269.
 """
 import ast
 import io
@@ -217,7 +217,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_223
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_269
 
 
 def code_lines(path):
