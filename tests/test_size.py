@@ -202,11 +202,16 @@ data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 2
 it): to 30,771.
 conv2d / pool2d's data_format and conv2d's padding forms, with fluid's input checks on conv2d, pool2d and
 softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,798.
+Attributes given as Variables, read when the op runs (ops/tensor_attrs.py, layers/tensor_attrs.py: unsqueeze's axes,
+slice / strided_slice bounds and Variable[...] with Variables, expand_times, fill_constant's shape and value,
+uniform_random / gaussian_random's shape), fluid's v1 squeeze / unsqueeze / flatten ops, unbind, uniform_random's
+diagonal and op attributes as fluid's Operator takes them (None, dtype codes) raise it by 227, what they came to
+(30,798 before them): to 31,025.
 Paddle 1.8.5's math / compare / loss op tests: matmul's own family with fluid 1.8's vector, batch and head_number
 rules (ops/matmul.py), VarType codes as dtype attributes, fill_any_like's range check, equal_reduce, addmm as one op,
 nll_loss, frobenius_norm / p_norm, reduce in/out_dtype, squared_l2_distance, the fused fc op, pow's FactorTensor,
 minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gradient, two fused inference ops
-(ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,269.
+(ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,496 with the 227 above.
 """
 import ast
 import io
@@ -217,7 +222,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_269
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_496
 
 
 def code_lines(path):
