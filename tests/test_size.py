@@ -207,8 +207,13 @@ slice / strided_slice bounds and Variable[...] with Variables, expand_times, fil
 uniform_random / gaussian_random's shape), fluid's v1 squeeze / unsqueeze / flatten ops, unbind, uniform_random's
 diagonal and op attributes as fluid's Operator takes them (None, dtype codes) raise it by 227, what they came to
 (30,798 before them): to 31,025.
+Paddle 1.8.5's math / compare / loss op tests: matmul's own family with fluid 1.8's vector, batch and head_number
+rules (ops/matmul.py), VarType codes as dtype attributes, fill_any_like's range check, equal_reduce, addmm as one op,
+nll_loss, frobenius_norm / p_norm, reduce in/out_dtype, squared_l2_distance, the fused fc op, pow's FactorTensor,
+minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gradient, two fused inference ops
+(ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,496 with the 227 above.
 concat's axis as a Variable with fluid's input checks and LoDTensorArray input, and list attributes refusing
-non-int entries, raise it by 26: to 31,051.
+non-int entries, raise it by 26: to 31,522 with the others above (31,496).
 """
 import ast
 import io
@@ -219,7 +224,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_051
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_522
 
 
 def code_lines(path):
