@@ -132,14 +132,29 @@ def _with_xshape(op_type, x, attrs, name=None, act=None, extra_inputs=None):
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
     """``x`` with a new shape: one dimension may be -1 (inferred), 0 copies the input's dimension.
 
-    ``actual_shape`` (an int32 Variable) overrides ``shape`` at run time; ``inplace`` is ignored.
+    ``shape`` may be a 1-D int Variable or hold [1] int Variables, read at run time (those dimensions are -1
+    until then); ``actual_shape`` (an int32 Variable) overrides a list of ints at run time; ``inplace`` is
+    ignored.
     """
-    if not isinstance(shape, (list, tuple)):
-        raise TypeError(f"reshape: shape must be a list or tuple, got {type(shape).__name__}")
-    if sum(1 for d in shape if d == -1) > 1:
-        raise ValueError("Only one dimension value of 'shape' in reshape can be -1.")
-    extra = {"Shape": [actual_shape]} if actual_shape is not None else None
-    return _with_xshape("reshape2", x, {"shape": [int(d) for d in shape]}, name, act, extra)
+    check_variable_and_dtype(x, "x", ("float16", "float32", "float64", "int32", "int64"), "reshape")
+    check_type(shape, "shape", (list, tuple, Variable), "reshape")
+    check_type(actual_shape, "actual_shape", (Variable, type(None)), "reshape")
+    if not isinstance(shape, Variable):
+        assert len(shape) > 0, f"The size of 'shape' in reshape can't be zero, but received {len(shape)}."
+        ints = [(i, d) for i, d in enumerate(shape) if not isinstance(d, Variable)]
+        assert sum(1 for _, d in ints if d == -1) <= 1, "Only one dimension value of 'shape' in reshape can be -1."
+        for i, d in ints:
+            assert d != 0 or i < len(x.shape), (
+                f"The index of 0 in `shape` must be less than the input tensor X's dimensions. But received "
+                f"shape[{i}] = 0, X's dimensions = {len(x.shape)}.")
+            assert d >= -1, (f"Each dimension value of 'shape' in reshape must not be negative except one unknown "
+                             f"dimension. But received shape[{i}] = {d}.")
+    inputs, attrs = {}, {}
+    list_attr(shape, "shape", "reshape", inputs, attrs, "Shape", "ShapeTensor", None)
+    if actual_shape is not None and not inputs:
+        actual_shape.stop_gradient = True
+        inputs["Shape"] = [actual_shape]
+    return _with_xshape("reshape2", x, attrs, name, act, inputs)
 
 
 def transpose(x, perm, name=None):
@@ -201,17 +216,38 @@ def concat(input, axis=0, name=None):
 
 
 def split(input, num_or_sections, dim=-1, name=None):
-    """Split along ``dim`` into ``num_or_sections`` equal parts, or parts of the listed sizes."""
+    """Split along ``dim`` into ``num_or_sections`` equal parts, or parts of the listed sizes (one may be -1:
+    the rest). ``dim`` may be a [1] int Variable and the sizes [1] int Variables, read at run time (the
+    dimensions they decide are -1 until then)."""
+    if not isinstance(num_or_sections, (int, list, tuple)) or isinstance(num_or_sections, bool):
+        raise TypeError(f"The type of 'num_or_sections' in split must be int, list or tuple, but received "
+                        f"{type(num_or_sections)}.")
+    if not isinstance(dim, (int, Variable)):
+        raise TypeError(f"The type of 'dim' in split must be int or Variable, but received {type(dim)}.")
     helper = LayerHelper("split", input=input, name=name)
-    if isinstance(num_or_sections, int):
-        num, sections = num_or_sections, []
-        count = num
+    inputs, attrs = {"X": [input]}, {"num": num_or_sections if isinstance(num_or_sections, int) else 0}
+    if isinstance(dim, Variable):
+        dim.stop_gradient = True
+        inputs["AxisTensor"] = [dim]
     else:
-        num, sections = 0, [int(s) for s in num_or_sections]
-        count = len(sections)
+        dim = dim + len(input.shape) if dim < 0 else dim
+        attrs["axis"] = dim
+    known = isinstance(dim, int) and input.shape[dim] > 0
+    if isinstance(num_or_sections, int):
+        assert num_or_sections > 1, "num_or_sections must be more than 1."
+        assert not known or input.shape[dim] % num_or_sections == 0, (
+            f"The input's size along the split dimension must be evenly divisible by Attr(num_or_sections). But "
+            f"{input.shape[dim]} is not evenly divisible by {num_or_sections}. ")
+        count = num_or_sections
+    else:
+        assert not known or len(num_or_sections) <= input.shape[dim], (
+            "len(num_or_sections) must not be more than input.shape[dim].")
+        assert sum(1 for s in num_or_sections if not isinstance(s, Variable) and s == -1) <= 1, (
+            "Only one value of 'num_or_section' in split can be -1.")
+        list_attr(num_or_sections, "sections", "split", inputs, attrs, None, "SectionsTensorList", None)
+        count = len(num_or_sections)
     outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(count)]
-    helper.append_op(type="split", inputs={"X": [input]}, outputs={"Out": outs},
-                     attrs={"num": num, "sections": sections, "axis": dim})
+    helper.append_op(type="split", inputs=inputs, outputs={"Out": outs}, attrs=attrs)
     return outs
 
 

@@ -49,9 +49,14 @@ def _reshape_shape(attrs, shape_t, shape_list):
 
 
 def _reshape_infer(attrs, x, shape_t, shape_list):
-    """Compile time uses the ``shape`` attr (as fluid does); a ShapeTensor list alone gives -1 dims."""
-    if not attrs["shape"] and shape_list:
-        return ((-1,) * len(shape_list), x.dtype), _xshape(x)
+    """fluid's compile-time rule: with a ShapeTensor list, the attr's entries (-1 where a tensor gives one, 0
+    copying the input's dimension); with only a Shape tensor, all -1; else the ``shape`` attr."""
+    if shape_list:
+        shape = known_list(attrs["shape"], None, shape_list)
+        return (tuple(x.shape[i] if d == 0 else d for i, d in enumerate(shape)), x.dtype), _xshape(x)
+    if shape_t is not None and not attrs["shape"]:
+        shape = known_list([], shape_t)
+        return ((-1,) * len(shape or ()), x.dtype), _xshape(x)
     return (_reshape_target(x.shape, attrs["shape"]), x.dtype), _xshape(x)
 
 
@@ -102,7 +107,7 @@ def _unsqueeze_known(shape, a, axes_t=None, axes_list=None):
     """Compile time: with axes given by tensors only the rank is known (fluid gives all dims -1)."""
     if a["axes"] or (axes_t is None and not axes_list):
         return _unsqueeze_shape(shape, a["axes"])
-    axes = known_list([], axes_t, axes_list, "AxesTensor")
+    axes = known_list([], axes_t, axes_list)
     if axes is None:
         raise ValueError(f"Input(AxesTensor)'s shape must be known. But received AxesTensor's shape = "
                          f"{list(axes_t.shape)}")
@@ -183,9 +188,15 @@ def _split_sizes(dim, attrs):
 
 
 def _split_infer(attrs, x, axis_t, sections_t):
+    """An AxisTensor leaves every dimension -1; sizes from SectionsTensorList are -1 (fluid's layer writes -1
+    where a Variable gives one)."""
+    n = attrs["num"] or len(sections_t or attrs["sections"])
+    if axis_t is not None:
+        return [((-1,) * len(x.shape), x.dtype)] * n
     axis = attrs["axis"] % len(x.shape)
+    sizes = _split_sizes(x.shape[axis], attrs) if not sections_t else [-1] * n
     metas = []
-    for size in _split_sizes(x.shape[axis], attrs):
+    for size in sizes:
         shape = list(x.shape)
         shape[axis] = size
         metas.append((tuple(shape), x.dtype))
@@ -197,9 +208,9 @@ def _split_infer(attrs, x, axis_t, sections_t):
              optional=("AxisTensor", "SectionsTensorList"), no_grad_inputs=("AxisTensor", "SectionsTensorList"),
              infer_shape=_split_infer)
 def _split_forward(attrs, x, axis_t, sections_t):
-    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+    axis = int(scalar(attrs["axis"], axis_t))
     if sections_t:
-        attrs = {**attrs, "num": 0, "sections": [int(s.reshape(-1)[0]) for s in sections_t]}
+        attrs = {**attrs, "num": 0, "sections": int_list([], None, sections_t)}
     bounds = np.cumsum(_split_sizes(x.shape[axis], attrs))[:-1].tolist()
     return array_module(x).split(x, bounds, axis=axis)
 
@@ -208,7 +219,8 @@ def _split_forward(attrs, x, axis_t, sections_t):
 def _split_backward(attrs, ins, outs, douts, need):
     xp = array_module(ins[0])
     pieces = [d if d is not None else xp.zeros_like(o) for o, d in zip(outs[0], douts[0])]
-    return xp.concatenate(pieces, axis=attrs["axis"]), None, []  # [] for the duplicable SectionsTensorList
+    axis = int(scalar(attrs["axis"], ins[1]))
+    return xp.concatenate(pieces, axis=axis), None, []  # [] for the duplicable SectionsTensorList
 
 
 # --- stack / unstack ---------------------------------------------------------------------------

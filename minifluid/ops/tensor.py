@@ -17,7 +17,7 @@ _SHAPE_TENSORS = ("ShapeTensor", "ShapeTensorList")
 
 def _shape_known(attrs, shape_t, shape_list):
     """The output shape when the program is built: -1 where a tensor gives a dimension."""
-    shape = known_list(attrs["shape"], shape_t, shape_list, "ShapeTensor")
+    shape = known_list(attrs["shape"], shape_t, shape_list)
     if shape is None:
         raise ValueError(f"The length of Input(ShapeTensor) must be known, but received its shape "
                          f"{list(shape_t.shape)}")

@@ -7,6 +7,8 @@ tensor per entry). Kernels read the value with ``int_list`` / ``scalar``; shape 
 inputs' metadata, so it reports -1 wherever such a value decides a dimension (``known_list``).
 layers/tensor_attrs.py builds these inputs the way fluid's layers do.
 """
+import numpy as np
+
 __all__ = ["int_list", "known_list", "scalar"]
 
 
@@ -28,16 +30,14 @@ def scalar(attr, tensor=None):
     return attr if tensor is None else _first(tensor)
 
 
-def known_list(attr, tensor=None, tensors=None, what="list"):
+def known_list(attr, tensor=None, tensors=None):
     """The list as far as it is known when the program is built: the attribute when no tensor replaces it;
-    ``[-1] * n`` when a whole-list tensor of known length n does; the attribute's entries (fluid's layers
+    ``[-1] * n`` when a whole-list tensor of n entries (fluid: the product of its dims) does; the attribute's entries (fluid's layers
     write -1 where a Variable gives an entry) when per-entry tensors do. A whole-list tensor of unknown
     length gives None."""
     if tensor is not None:
-        n = tensor.shape[0] if len(tensor.shape) == 1 else (1 if len(tensor.shape) == 0 else -1)
-        if len(tensor.shape) > 1:
-            raise ValueError(f"The {what} tensor must be 1-D, but received shape {list(tensor.shape)}")
-        return None if n < 0 else [-1] * n
+        dims = list(tensor.shape)
+        return None if any(d < 0 for d in dims) else [-1] * int(np.prod(dims, dtype=np.int64))
     if tensors:
         return list(attr) if len(attr) == len(tensors) else [-1] * len(tensors)
     return list(attr)

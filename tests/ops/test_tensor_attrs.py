@@ -237,3 +237,42 @@ def test_list_attributes_refuse_floats():
             x[:, 1.5:]
         with pytest.raises(TypeError, match=r"'shape\[0\]' in fill_constant must be int or Variable"):
             L.fill_constant([2.0, 3], "float32", 1.0)
+
+
+def test_reshape_shape_from_variables_and_fluid_checks():
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+
+    def build():
+        v = fluid.data("x", [2, 3, 4])
+        listed = L.reshape(v, [0, L.fill_constant([1], "int64", 4), -1])
+        whole = L.reshape(v, fluid.data("s", [1, 2], "int32"))
+        return listed, whole
+    outs, (listed, whole) = run(build, {"x": x, "s": np.array([[6, 4]], "int32")})
+    np.testing.assert_array_equal(listed, x.reshape(2, 4, 3)) and np.testing.assert_array_equal(whole, x.reshape(6, 4))
+    assert outs[0].shape == (2, -1, -1) and outs[1].shape == (-1, -1)
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        v = fluid.data("x", [2, 3])
+        for bad in ([-1, -1], [0, 0, 0], [2, -3]):
+            with pytest.raises(AssertionError):
+                L.reshape(v, bad)
+        with pytest.raises(TypeError):
+            L.reshape(fluid.data("b", [2, 3], "bool"), [6])
+
+
+def test_split_axis_and_sections_from_variables():
+    x = np.arange(24, dtype="float32").reshape(2, 6, 2)
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        v = fluid.data("x", [2, 6, 2])
+        v.stop_gradient = False
+        one = L.fill_constant([1], "int64", 1)
+        a, b, c = L.split(v, [L.fill_constant([1], "int64", 2), 1, -1], dim=one)
+        d, e = L.split(v, 2, dim=one)
+        (dx,) = fluid.gradients(L.reduce_sum(c) + L.reduce_sum(e) * 2.0, [v])
+        with pytest.raises(TypeError, match="'dim' in split must be int or Variable"):
+            L.split(v, 2, dim=1.5)
+    assert a.shape == (-1, -1, -1) and d.shape == (-1, -1, -1)
+    ra, rb, rc, re_, g = fluid.Executor().run(main, feed={"x": x}, fetch_list=[a, b, c, e, dx])
+    np.testing.assert_array_equal(ra, x[:, :2]) and np.testing.assert_array_equal(rc, x[:, 3:])
+    np.testing.assert_array_equal(re_, x[:, 3:])
+    np.testing.assert_array_equal(g[:, :3], 0 * x[:, :3]) and np.testing.assert_array_equal(g[:, 3:], 3 + 0 * x[:, 3:])
