@@ -214,7 +214,9 @@ minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gra
 (ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,496 with the 227 above.
 concat's axis as a Variable with fluid's input checks and LoDTensorArray input, and list attributes refusing
 non-int entries, raise it by 26: to 31,522 with the others above (31,496).
-reshape's shape and split's dim / sections as Variables with fluid's argument checks raise it by 40: to 31,562.
+bce_loss as fluid's one op (BCELoss appends it; the composition it replaces was about as long), center_loss's [N]
+label and accuracy's input check raise it by 16: to 31,538 with the 26 above.
+reshape's shape and split's dim / sections as Variables with fluid's argument checks raise it by 40: to 31,578 with the others above (31,538).
 """
 import ast
 import io
@@ -225,7 +227,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_562
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_578
 
 
 def code_lines(path):
