@@ -40,12 +40,20 @@ class New(NamedTuple):
 
 
 def pair(value, name):
+    """``[v, v]`` for an int, else the two ints of a list or tuple; anything else is fluid's ValueError
+    (a length other than 2, or an entry that is no int: a nested padding list too)."""
     if isinstance(value, int):
         return [value, value]
-    value = [int(v) for v in value]
-    if len(value) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
-    return value
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValueError(f"The {name}'s type must be list or tuple. Received: {value}") from None
+    if len(items) != 2:
+        raise ValueError(f"The {name}'s length must be 2. Received: {value}")
+    try:
+        return [int(v) for v in items]
+    except (TypeError, ValueError):
+        raise ValueError(f"The {name}'s type must be a list or tuple of 2 int. Received: {value}") from None
 
 
 class StaticEmit:

@@ -11,7 +11,7 @@ one einsum, max one gather of every window padded to the longest by repeating it
 """
 import numpy as np
 
-from .conv3d import Volume, from_ndhwc, ndhwc_shape, resolve_pads, to_ndhwc
+from .conv3d import CHANNELS_LAST, Volume, from_ndhwc, ndhwc_shape, resolve_pads, to_ndhwc
 from .im2col import POOL_SIZE_ERROR
 from .pool import _adaptive_matrix, _adaptive_taps
 from .registry import array_module, register_grad, register_op
@@ -37,7 +37,7 @@ def _pool3d_infer(attrs, x):
     fmt = attrs["data_format"]
     n, d, h, w, c = ndhwc_shape(x.shape, fmt)
     out = tuple(attrs["ksize"]) if attrs["adaptive"] else _volume(attrs, (n, d, h, w, c)).out
-    return ((n, c) + out if fmt != "NDHWC" else (n,) + out + (c,)), x.dtype
+    return ((n, c) + out if fmt not in CHANNELS_LAST else (n,) + out + (c,)), x.dtype
 
 
 def _avg_divisor(vol, x5, attrs):
