@@ -57,3 +57,114 @@ def test_conv2d_transpose_layer_refuses_a_nested_padding_of_the_wrong_length_wit
                                           padding=[[1, 1], [1, 1], [0, 0], [0, 0], [1, 1]])
         with pytest.raises(ValueError, match="padding's type must be a list or tuple of 2 int"):
             fluid.layers.conv2d_transpose(x, num_filters=6, filter_size=3, padding=[[1, 1], [1, 1]])
+
+
+def _with_index(x, **attrs):
+    got = _run_op("max_pool2d_with_index", {"X": x}, ["Out", "Mask"], attrs)
+    return got["Out"], got["Mask"]
+
+
+def test_max_pool2d_with_index_gives_the_max_and_its_flat_position():
+    x = np.array([[[[1., 9., 2., 3.],
+                    [4., 5., 8., 0.],
+                    [7., 6., 5., 9.]]]])  # [1, 1, 3, 4]
+    out, mask = _with_index(x, ksize=[2, 2], strides=[1, 2], paddings=[0, 0])
+    np.testing.assert_array_equal(out, [[[[9., 8.], [7., 9.]]]])
+    np.testing.assert_array_equal(mask, [[[[1, 6], [8, 11]]]])  # row * 4 + column of each max
+    assert mask.dtype == np.int32
+    out, mask = _with_index(x, ksize=[1, 1], global_pooling=True, paddings=[1, 1])  # whole map, pads ignored
+    assert out.tolist() == [[[[9.0]]]] and mask.tolist() == [[[[1]]]]
+    out, mask = _with_index(x, ksize=[2, 3], adaptive=True)  # rows [0, 2) [1, 3); columns [0, 2) [1, 3) [2, 4)
+    np.testing.assert_array_equal(out, [[[[9., 9., 8.], [7., 8., 9.]]]])
+    np.testing.assert_array_equal(mask, [[[[1, 1, 6], [8, 6, 11]]]])
+    out, mask = _with_index(x, ksize=[1, 1], global_pooling=True, adaptive=True)  # fluid: one window per pixel
+    np.testing.assert_array_equal(out, x)
+    np.testing.assert_array_equal(mask, np.arange(12).reshape(1, 1, 3, 4))
+
+
+def test_max_pool2d_with_index_gradient_goes_to_each_max_position():
+    rng = np.random.RandomState(3)
+    x = rng.permutation(2 * 3 * 5 * 5).reshape(2, 3, 5, 5).astype("float64")  # no ties
+    from minifluid.testing import check_op
+    check_op("max_pool2d_with_index", {"X": x}, {"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]},
+             outputs=["Out", "Mask"], grad_outputs=["Out"])
+    check_op("max_pool2d_with_index", {"X": x}, {"ksize": [2, 3], "adaptive": True}, outputs=["Out", "Mask"],
+             grad_outputs=["Out"])
+
+
+def test_adaptive_pool2d_returns_the_mask_with_require_index():
+    x_np = np.arange(2 * 16, dtype="float32").reshape(1, 2, 4, 4)[:, :, ::-1].copy()
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 2, 4, 4])
+        out, mask = fluid.layers.adaptive_pool2d(x, [2, 2], require_index=True)
+    assert mask.dtype == fluid.core.VarDesc.VarType.INT32 and tuple(out.shape) == (-1, 2, 2, 2)
+    got_out, got_mask = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": x_np}, fetch_list=[out, mask])
+    np.testing.assert_array_equal(got_out, x_np.reshape(1, 2, 2, 2, 2, 2).max(axis=(3, 5)))
+    np.testing.assert_array_equal(got_mask[0, 0], [[1, 3], [9, 11]])  # rows reversed: each max is top right
+
+
+def test_pool2d_layer_takes_fluids_padding_forms():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [2, 5, 5, 3])
+        ops = fluid.default_main_program().global_block().ops
+        nested = fluid.layers.pool2d(x, 3, pool_padding=[[0, 0], [1, 2], [1, 1], [0, 0]], data_format="NHWC")
+        assert ops[-1].attr("paddings") == [1, 2, 1, 1] and tuple(nested.shape) == (2, 6, 5, 3)
+        fluid.layers.pool2d(x, 3, pool_padding=[2, 2, 1, 1], data_format="NHWC")
+        assert ops[-1].attr("paddings") == [2, 1]
+        fluid.layers.pool2d(x, 3, pool_padding="same", data_format="NHWC")
+        assert ops[-1].attr("padding_algorithm") == "SAME" and ops[-1].attr("paddings") == [0, 0]
+        with pytest.raises(ValueError, match="in the batch or channel dimensions"):
+            fluid.layers.pool2d(x, 3, pool_padding=[[1, 1], [0, 0], [0, 0], [0, 0]], data_format="NHWC")
+        with pytest.raises(ValueError, match=r"Attr\(ceil_mode\) must be False"):
+            fluid.layers.pool2d(x, 3, pool_padding="VALID", ceil_mode=True, data_format="NHWC")
+        with pytest.raises(TypeError, match="use_cudnn"):
+            fluid.layers.pool2d(x, 3, use_cudnn=[0], data_format="NHWC")
+
+
+def _resize_program(build, **feed):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        out = build()
+    got, = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[out])
+    return out, got
+
+
+def test_image_resize_takes_out_shape_entries_as_int32_variables():
+    x_np = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
+
+    def build():
+        x = fluid.data("x", [None, 1, 4, 4])
+        h = fluid.data("h", [1], dtype="int32")
+        return fluid.layers.resize_nearest(x, out_shape=[h, 2], align_corners=False)
+    out, got = _resize_program(build, x=x_np, h=np.array([8], "int32"))
+    assert tuple(out.shape) == (-1, 1, -1, 2)
+    np.testing.assert_array_equal(got, x_np[:, :, [0, 0, 1, 1, 2, 2, 3, 3]][:, :, :, [0, 2]])
+    op = out.block.ops[-1]
+    assert op.type == "nearest_interp" and len(op.input("SizeTensor")) == 2 and op.attr("out_w") == 2
+
+    def build_3d():
+        x = fluid.data("x", [None, 1, 1, 2, 2])
+        d = fluid.data("d", [1], dtype="int32")
+        return fluid.layers.resize_trilinear(x, out_shape=[d, 2, 2])
+    _, got = _resize_program(build_3d, x=np.ones((1, 1, 1, 2, 2), "float32"), d=np.array([3], "int32"))
+    np.testing.assert_array_equal(got, np.ones((1, 1, 3, 2, 2)))
+
+
+def test_image_resize_takes_a_scale_variable():
+    x_np = np.arange(4, dtype="float32").reshape(1, 1, 2, 2)
+
+    def build():
+        x = fluid.data("x", [None, 1, 2, 2])
+        scale = fluid.data("scale", [1], dtype="float32")
+        return fluid.layers.resize_bilinear(x, scale=scale, align_corners=True)
+    out, got = _resize_program(build, x=x_np, scale=np.array([1.5], "float32"))
+    assert tuple(out.shape) == (-1, 1, -1, -1)
+    np.testing.assert_allclose(got, [[[[0, 0.5, 1], [1, 1.5, 2], [2, 2.5, 3]]]])
+
+
+def test_bilinear_interp_of_uint8_blends_in_float_and_truncates():
+    x = np.array([[[[0, 255], [100, 1]]]], dtype=np.uint8)
+    got = _run_op("bilinear_interp", {"X": x}, ["Out"], {"out_h": 1, "out_w": 3, "align_corners": True})["Out"]
+    # row 0 only (ratio 0 for one output row): 0, 127.5, 255 -> truncated
+    np.testing.assert_array_equal(got, [[[[0, 127, 255]]]])
