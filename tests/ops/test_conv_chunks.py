@@ -108,3 +108,15 @@ def test_a_1x1_conv_is_split_into_chunks_for_the_threads_and_equals_one_product(
     want_dx[:, :, ::stride, ::stride] = np.einsum("nfhw,fc->nchw", dout, w[:, :, 0, 0])
     np.testing.assert_allclose(dx, want_dx, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(dw[:, :, 0, 0], np.einsum("nfhw,nchw->fc", dout, sub), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n, c, hw", [(128, 64, 8), (128, 32, 16), (128, 16, 32), (37, 64, 8)])
+def test_conv_chunks_come_in_fours_of_equal_size(n, c, hw):
+    """NOTE [ im2col in chunks ]: the chunk count is a multiple of 4 and the images are shared out evenly, so two
+    or four threads finish together (fixed 4 MB chunks gave the 64-channel stage 28, 28, 28, 28 and 16 images)."""
+    attrs = dict(get_op_spec("conv2d").attrs, paddings=[1, 1])
+    geo = im2col.Geometry(attrs, (hw, hw), (3, 3), [1, 1], [1, 1])
+    sizes = geo.map_images(n, c * 4, lambda lo, hi: hi - lo)
+    assert sum(sizes) == n and len(sizes) % im2col.CHUNK_COUNT_MULTIPLE == 0
+    assert max(sizes) - min(sizes) <= 1
+    assert max(sizes) * hw * hw * 9 * c * 4 <= im2col.CHUNK_BYTES  # no chunk over the size asked for
