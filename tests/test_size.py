@@ -202,6 +202,9 @@ data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 2
 it): to 30,771.
 conv2d / pool2d's data_format and conv2d's padding forms, with fluid's input checks on conv2d, pool2d and
 softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,798.
+Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
+padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
+raise it by 57: to 30,855.
 """
 import ast
 import io
@@ -212,7 +215,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_798
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_855
 
 
 def code_lines(path):

@@ -67,7 +67,7 @@ def spatial_padding(padding, data_format, name="padding"):
     if isinstance(padding, str):
         algorithm = padding.upper()
         if algorithm not in ("SAME", "VALID"):
-            raise ValueError(f"Unknown {name}: '{padding}'. It can only be 'SAME' or 'VALID'.")
+            raise ValueError(f"Unknown {name}: '{algorithm}'. It can only be 'SAME' or 'VALID'.")
         return [0, 0], algorithm
     if isinstance(padding, (list, tuple)) and len(padding) == 4:
         if isinstance(padding[0], (list, tuple)):
