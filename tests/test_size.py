@@ -205,6 +205,8 @@ softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,798.
 Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
 padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
 raise it by 57: to 30,855.
+Context ops in dygraph mode with their tensors' LoD (dygraph/tracer.py's per-call _EagerContext) and im2sequence's
+real-size grids past the input raise it by 14: to 30,869.
 """
 import ast
 import io
@@ -215,7 +217,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_855
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_869
 
 
 def code_lines(path):
