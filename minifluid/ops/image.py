@@ -198,7 +198,8 @@ def _pad2d_widths(attrs, ndim):
 
 
 def _pad2d_infer(attrs, x, paddings):
-    widths, axes = _pad2d_widths(attrs, len(x.shape))
+    # with the Paddings input the attr may be empty (fluid's layer leaves it so); those sizes wait for the run
+    widths, axes = _pad2d_widths(attrs if paddings is None else dict(attrs, paddings=[0] * 4), len(x.shape))
     return (tuple(d + a + b if d >= 0 and (paddings is None or i not in axes) else -1
                   for i, (d, (a, b)) in enumerate(zip(x.shape, widths))), x.dtype)
 

@@ -168,3 +168,10 @@ def test_bilinear_interp_of_uint8_blends_in_float_and_truncates():
     got = _run_op("bilinear_interp", {"X": x}, ["Out"], {"out_h": 1, "out_w": 3, "align_corners": True})["Out"]
     # row 0 only (ratio 0 for one output row): 0, 127.5, 255 -> truncated
     np.testing.assert_array_equal(got, [[[[0, 127, 255]]]])
+
+
+def test_pad2d_with_a_paddings_input_takes_an_empty_paddings_attr():
+    x = np.arange(4.0).reshape(1, 2, 2, 1)  # NHWC
+    got = _run_op("pad2d", {"X": x, "Paddings": np.array([0, 1, 2, 0], "int32")}, ["Out"],
+                  {"paddings": [], "mode": "constant", "pad_value": 9.0, "data_format": "NHWC"})["Out"]
+    np.testing.assert_array_equal(got[0, :, :, 0], [[9, 9, 0, 1], [9, 9, 2, 3], [9, 9, 9, 9]])
