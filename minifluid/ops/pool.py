@@ -116,11 +116,12 @@ def _taps(geo, padded):
             yield i, j, padded[:, rows, cols]
 
 
-@register_op("pool2d", inputs=("X",), outputs=("Out",), infer_shape=_pool_infer,
-             attrs={"pooling_type": "max", "ksize": [1, 1], "global_pooling": False, "strides": [1, 1],
-                    "paddings": [0, 0], "exclusive": True, "adaptive": False, "ceil_mode": False,
-                    "use_cudnn": True, "use_mkldnn": False, "use_quantizer": False, "data_format": "NCHW",
-                    "padding_algorithm": "EXPLICIT", "is_test": False})
+_POOL_ATTRS = {"pooling_type": "max", "ksize": [1, 1], "global_pooling": False, "strides": [1, 1], "paddings": [0, 0],
+               "exclusive": True, "adaptive": False, "ceil_mode": False, "use_cudnn": True, "use_mkldnn": False,
+               "use_quantizer": False, "data_format": "NCHW", "padding_algorithm": "EXPLICIT", "is_test": False}
+
+
+@register_op("pool2d", inputs=("X",), outputs=("Out",), infer_shape=_pool_infer, attrs=_POOL_ATTRS)
 def _pool2d_forward(attrs, x):
     fmt = attrs["data_format"]
     x4 = to_nhwc(x, fmt)
@@ -195,3 +196,50 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
             geo.col2im(tap_grad, (hi - lo,) + x4.shape[1:], x4.dtype, xp, out=dx[lo:hi])
     geo.map_images(x4.shape[0], x4.shape[3] * x4.dtype.itemsize, chunk, xp)
     return (from_nhwc(dx, fmt),)
+
+
+# --- spp: spatial pyramid pooling, level p pools into 2^p x 2^p bins, each flattened, levels side by side ------------
+def _spp_levels(attrs, x_shape):
+    """Per level: (bins, the pool2d attrs of its bins) with fluid's kernel ceil(size / bins), stride = kernel and
+    padding (kernel * bins - size + 1) / 2."""
+    levels = []
+    for p in range(attrs["pyramid_height"]):
+        bins = 2 ** p
+        k = [-(-size // bins) for size in x_shape[2:4]]
+        pads = [(kk * bins - size + 1) // 2 for kk, size in zip(k, x_shape[2:4])]
+        levels.append((bins, {**_POOL_ATTRS, "pooling_type": attrs["pooling_type"], "ksize": k, "strides": k,
+                              "paddings": pads}))
+    return levels
+
+
+def _spp_infer(attrs, x):
+    if len(x.shape) != 4:
+        raise ValueError(f"Spping intput must be of 4-dimensional, but received shape {list(x.shape)}")
+    if attrs["pooling_type"] not in ("max", "avg"):
+        raise ValueError(f"Attr(pooling_type) of Op(spp) should be 'max' or 'avg', but received "
+                         f"{attrs['pooling_type']!r}")
+    width = (4 ** attrs["pyramid_height"] - 1) // 3 * x.shape[1] if x.shape[1] >= 0 else -1
+    return (x.shape[0], width), x.dtype
+
+
+@register_op("spp", inputs=("X",), outputs=("Out",), infer_shape=_spp_infer,
+             attrs={"pyramid_height": 1, "pooling_type": "max"})
+def _spp_forward(attrs, x):
+    _spp_infer(attrs, x)
+    xp, n = array_module(x), x.shape[0]
+    return xp.concatenate([_pool2d_forward(level, x)[:, :, :bins, :bins].reshape(n, -1)
+                           for bins, level in _spp_levels(attrs, x.shape)], axis=1)
+
+
+@register_grad("spp", reads=("X",))
+def _spp_backward(attrs, ins, outs, douts, need):
+    x, d, start = ins[0], douts[0], 0
+    dx = array_module(x).zeros_like(x)
+    for bins, level in _spp_levels(attrs, x.shape):  # a loop over pyramid levels (a few), each one pool2d gradient
+        out = _pool2d_forward(level, x)
+        part = d[:, start:start + x.shape[1] * bins * bins].reshape(x.shape[:2] + (bins, bins))
+        start += x.shape[1] * bins * bins
+        d_level = array_module(x).zeros(out.shape, dtype=x.dtype)
+        d_level[:, :, :bins, :bins] = part
+        dx += _pool2d_backward(level, (x,), (out,), (d_level,), (True,))[0]
+    return (dx,)

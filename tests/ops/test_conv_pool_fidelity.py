@@ -175,3 +175,18 @@ def test_pad2d_with_a_paddings_input_takes_an_empty_paddings_attr():
     got = _run_op("pad2d", {"X": x, "Paddings": np.array([0, 1, 2, 0], "int32")}, ["Out"],
                   {"paddings": [], "mode": "constant", "pad_value": 9.0, "data_format": "NHWC"})["Out"]
     np.testing.assert_array_equal(got[0, :, :, 0], [[9, 9, 0, 1], [9, 9, 2, 3], [9, 9, 9, 9]])
+
+
+def test_spp_pools_a_pyramid_of_bins_and_flattens_each_level():
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    spp = lambda x, kind: _run_op("spp", {"X": x}, ["Out"], {"pyramid_height": 2, "pooling_type": kind})["Out"]
+    np.testing.assert_array_equal(spp(x, "max"), [[15, 5, 7, 13, 15]])
+    np.testing.assert_allclose(spp(x, "avg"), [[7.5, 2.5, 4.5, 10.5, 12.5]])
+    # 3 x 3 in 2 x 2 bins: kernel 2, stride 2, padding (4 - 3 + 1) / 2 = 1: rows [0, 1) and [1, 3), exclusive
+    x3 = np.arange(9.0).reshape(1, 1, 3, 3)
+    np.testing.assert_allclose(spp(x3, "avg"), [[4, 0, 1.5, 4.5, 6]])
+    from minifluid.testing import check_op
+    rng = np.random.RandomState(5)
+    for kind in ("max", "avg"):
+        check_op("spp", {"X": rng.permutation(2 * 3 * 8 * 7).reshape(2, 3, 8, 7) * 0.1},
+                 {"pyramid_height": 3, "pooling_type": kind})
