@@ -243,3 +243,50 @@ def _spp_backward(attrs, ins, outs, douts, need):
         d_level[:, :, :bins, :bins] = part
         dx += _pool2d_backward(level, (x,), (out,), (d_level,), (True,))[0]
     return (dx,)
+
+
+# --- unpool: max unpooling, each value written to the flat OH*OW position its Indices entry names ------------------
+def _unpool_size(attrs, x_shape):
+    return tuple((size - 1) * s - 2 * p + k if size >= 0 else -1
+                 for size, k, s, p in zip(x_shape[2:4], attrs["ksize"], attrs["strides"], attrs["paddings"]))
+
+
+def _unpool_infer(attrs, x, indices):
+    if len(x.shape) != 4:
+        raise ValueError(f"Input(X) of Op(unpool) should be a 4-D Tensor, but received {len(x.shape)}-D, the shape "
+                         f"is {list(x.shape)}")
+    if tuple(x.shape) != tuple(indices.shape):
+        raise ValueError(f"The dimensions of Input(X) and Input(Indices) of Op(unpool) should be equal, but received "
+                         f"X's shape {list(x.shape)} and Indices' shape {list(indices.shape)}")
+    return tuple(x.shape[:2]) + _unpool_size(attrs, x.shape), x.dtype
+
+
+def _unpool_targets(attrs, x, indices):
+    """(flat [N*C, OH*OW] output shape, row of every input value, its column: the Indices entry)."""
+    if attrs["unpooling_type"] != "max":
+        raise ValueError(f"Attr(unpooling_type) of Op(unpool) can only be 'max', but received "
+                         f"{attrs['unpooling_type']!r}")
+    xp, (oh, ow) = array_module(x), _unpool_size(attrs, x.shape)
+    cols = indices.reshape(x.shape[0] * x.shape[1], -1).astype(np.int64)
+    if cols.size and (cols.min() < 0 or cols.max() >= oh * ow):
+        raise ValueError(f"unpool: Input(Indices) holds positions outside the {oh}x{ow} output: "
+                         f"[{int(cols.min())}, {int(cols.max())}]")
+    return (cols.shape[0], oh * ow), xp.arange(cols.shape[0])[:, None], cols
+
+
+@register_op("unpool", inputs=("X", "Indices"), outputs=("Out",), no_grad_inputs=("Indices",),
+             infer_shape=_unpool_infer,
+             attrs={"ksize": [1, 1], "strides": [1, 1], "paddings": [0, 0], "unpooling_type": "max"})
+def _unpool_forward(attrs, x, indices):
+    _unpool_infer(attrs, x, indices)
+    shape, rows, cols = _unpool_targets(attrs, x, indices)
+    out = array_module(x).zeros(shape, dtype=x.dtype)
+    out[rows, cols] = x.reshape(cols.shape)
+    return out.reshape(tuple(x.shape[:2]) + _unpool_size(attrs, x.shape))
+
+
+@register_grad("unpool", reads=("X", "Indices"))
+def _unpool_backward(attrs, ins, outs, douts, need):
+    (x, indices), d = ins, douts[0]
+    shape, rows, cols = _unpool_targets(attrs, x, indices)
+    return d.reshape(shape)[rows, cols].reshape(x.shape), None

@@ -190,3 +190,20 @@ def test_spp_pools_a_pyramid_of_bins_and_flattens_each_level():
     for kind in ("max", "avg"):
         check_op("spp", {"X": rng.permutation(2 * 3 * 8 * 7).reshape(2, 3, 8, 7) * 0.1},
                  {"pyramid_height": 3, "pooling_type": kind})
+
+
+def test_unpool_writes_each_value_where_its_index_points_and_routes_the_gradient_back():
+    x = np.array([[[[5.0, 7.0], [13.0, 15.0]]]])
+    indices = np.array([[[[5, 7], [13, 15]]]], "int32")  # 2x2 max pool positions in a 4x4 map
+    attrs = {"ksize": [2, 2], "strides": [2, 2], "paddings": [0, 0]}
+    got = _run_op("unpool", {"X": x, "Indices": indices}, ["Out"], attrs)["Out"]
+    want = np.zeros(16)
+    want[[5, 7, 13, 15]] = [5, 7, 13, 15]
+    np.testing.assert_array_equal(got, want.reshape(1, 1, 4, 4))
+    from minifluid.testing import check_op
+    rng = np.random.RandomState(2)
+    positions = np.stack([rng.permutation(25)[:4] for _ in range(6)]).reshape(2, 3, 2, 2).astype("int32")
+    check_op("unpool", {"X": rng.randn(2, 3, 2, 2), "Indices": positions},
+             {"ksize": [3, 3], "strides": [2, 2], "paddings": [0, 0]})  # a 5x5 output
+    with pytest.raises(ValueError, match="outside the 4x4 output"):
+        _run_op("unpool", {"X": x, "Indices": indices + 1}, ["Out"], attrs)
