@@ -207,3 +207,15 @@ def test_unpool_writes_each_value_where_its_index_points_and_routes_the_gradient
              {"ksize": [3, 3], "strides": [2, 2], "paddings": [0, 0]})  # a 5x5 output
     with pytest.raises(ValueError, match="outside the 4x4 output"):
         _run_op("unpool", {"X": x, "Indices": indices + 1}, ["Out"], attrs)
+
+
+def test_conv_shift_is_a_circular_correlation_per_row():
+    x = np.array([[1.0, 2.0, 3.0, 4.0]])
+    y = np.array([[1.0, 10.0, 100.0]])  # taps at offsets -1, 0, +1
+    got = _run_op("conv_shift", {"X": x, "Y": y}, ["Out"], {})["Out"]
+    np.testing.assert_array_equal(got, [[4 + 10 + 200, 1 + 20 + 300, 2 + 30 + 400, 3 + 40 + 100]])
+    from minifluid.testing import check_op
+    rng = np.random.RandomState(4)
+    check_op("conv_shift", {"X": rng.randn(3, 7), "Y": rng.randn(3, 5)})
+    with pytest.raises(ValueError, match="should be odd"):
+        _run_op("conv_shift", {"X": x, "Y": np.ones((1, 2))}, ["Out"], {})
