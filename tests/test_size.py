@@ -207,6 +207,8 @@ padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inp
 raise it by 57: to 30,855.
 Context ops in dygraph mode with their tensors' LoD (dygraph/tracer.py's per-call _EagerContext) and im2sequence's
 real-size grids past the input raise it by 14: to 30,869.
+spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
+111: to 30,980.
 """
 import ast
 import io
@@ -217,7 +219,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_869
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_980
 
 
 def code_lines(path):
