@@ -84,15 +84,23 @@ class Constant(Initializer):
 
 
 class Uniform(Initializer):
-    """Uniform in [low, high)."""
+    """Uniform in [low, high); with ``diag_num`` > 0 the flat positions ``i * (diag_step + 1)`` for
+    ``i < diag_num`` hold ``diag_val`` instead."""
 
     _tmp_prefix = "uniform_random"
 
-    def __init__(self, low=-1.0, high=1.0, seed=0):
+    def __init__(self, low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0, diag_val=1.0):
+        if not high >= low:
+            raise ValueError(f"Uniform initializer: high ({high}) must be at least low ({low})")
+        if (diag_num > 0 or diag_step > 0) and not (diag_num > 0 and diag_step > 0):
+            raise ValueError(f"Uniform initializer: diag_num ({diag_num}) and diag_step ({diag_step}) must both be "
+                             "positive when either is")
         self._low, self._high, self._seed_value = float(low), float(high), seed
+        self._diag = {"diag_num": int(diag_num), "diag_step": int(diag_step), "diag_val": float(diag_val)}
 
     def _op(self, var, block):
-        return "uniform_random", {"min": self._low, "max": self._high, "seed": self._seed(self._seed_value, block)}
+        return "uniform_random", {"min": self._low, "max": self._high, "seed": self._seed(self._seed_value, block),
+                                  **self._diag}
 
 
 class Normal(Initializer):

@@ -202,13 +202,18 @@ data-parallel fetches, the scope's tensor arrays and rank tables) raises it by 2
 it): to 30,771.
 conv2d / pool2d's data_format and conv2d's padding forms, with fluid's input checks on conv2d, pool2d and
 softmax (layers/wiring.py, layers/nn.py), raise it by 27: to 30,798.
+Attributes given as Variables, read when the op runs (ops/tensor_attrs.py, layers/tensor_attrs.py: unsqueeze's axes,
+slice / strided_slice bounds and Variable[...] with Variables, expand_times, fill_constant's shape and value,
+uniform_random / gaussian_random's shape), fluid's v1 squeeze / unsqueeze / flatten ops, unbind, uniform_random's
+diagonal and op attributes as fluid's Operator takes them (None, dtype codes) raise it by 227, what they came to
+(30,798 before them): to 31,025.
 Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
 padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
 raise it by 57: to 30,855.
 Context ops in dygraph mode with their tensors' LoD (dygraph/tracer.py's per-call _EagerContext) and im2sequence's
 real-size grids past the input raise it by 14: to 30,869.
 spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
-111: to 30,980.
+111: to 30,980, and all of this slice (182) to 31,207 with the others above (31,025).
 """
 import ast
 import io
@@ -219,7 +224,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 30_980
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_207
 
 
 def code_lines(path):

@@ -29,6 +29,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..framework.operator import named_dtypes
 from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
 from ..ops.registry import array_module, get_op_spec
@@ -85,7 +86,7 @@ class Tracer:
         spec = get_op_spec(op_type)
         merged = dict(spec.attrs)
         merged.update(attrs, shape=list(shape), dtype=dtype)
-        value = spec.kernel(merged)
+        value = spec.kernel(merged, *[None] * len(spec.inputs))  # no tensor inputs (shape etc. as attrs)
         xp = place_array_module(self.expected_place)
         if type(value) is not xp.ndarray:
             value = xp.asarray(value)
@@ -100,6 +101,7 @@ class Tracer:
         if attrs:
             merged = dict(spec.attrs)
             merged.update(attrs)
+            named_dtypes(spec, merged)
         else:
             merged = spec.attrs
         tensor_type, args, ins, need = self.tensor_type, [], [], []

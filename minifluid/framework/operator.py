@@ -1,8 +1,13 @@
 """Operator: an op type, its input/output slots (slot -> variable names) and attributes."""
+import builtins
+
+from ..dtypes import from_proto_dtype
 from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec
 from .scopes import current_device, current_name_scope
 
-__all__ = ["Operator"]
+__all__ = ["Operator", "DTYPE_ATTRS", "named_dtypes"]
+
+DTYPE_ATTRS = frozenset({"dtype", "in_dtype", "out_dtype"})  # the attributes holding an element type
 
 
 def _names(value):
@@ -12,6 +17,15 @@ def _names(value):
     if not isinstance(value, (list, tuple)):
         value = [value]
     return [v if isinstance(v, str) else v.name for v in value]
+
+
+def named_dtypes(spec, attrs):
+    """Turn dtype attributes given as fluid's VarType codes (as op descs hold them: 5 for float32) into names,
+    in place, where the op's attribute holds a name."""
+    for key in DTYPE_ATTRS:
+        val = attrs.get(key)
+        if builtins.type(val) is int and isinstance(spec.attrs.get(key), str):
+            attrs[key] = from_proto_dtype(val)
 
 
 class Operator:
@@ -36,7 +50,10 @@ class Operator:
             if key not in spec.attrs and key not in COMMON_ATTRS:
                 raise ValueError(f"Operator {type!r} has no attribute {key!r}; "
                                  f"known: {sorted(spec.attrs)} (defined at {spec.source})")
+            if val is None:  # fluid's rule: an attribute given as None keeps its default
+                continue
             merged[key] = val
+        named_dtypes(spec, merged)
         scope, device = current_name_scope(), current_device()  # labels only (scopes.py)
         if scope != "/":
             merged.setdefault("op_namescope", scope)

@@ -10,7 +10,7 @@ minifluid lacks are reported all at once with the file's name.
 from ..ops.registry import COMMON_ATTRS, get_op_spec, registered_ops
 from .block import Block
 from ..dtypes import from_proto_dtype, to_proto_dtype
-from .operator import Operator
+from .operator import DTYPE_ATTRS, Operator
 from .proto import framework_pb2 as pb
 from .variable import Parameter, Variable, VarType
 
@@ -20,7 +20,6 @@ __all__ = ["program_to_desc", "desc_to_program", "serialize_program", "parse_pro
 PROGRAM_VERSION = 0  # fluid 1.x's program version; Paddle 2.x reads every version
 _A = pb.AttrType
 _T = pb.VarType
-_DTYPE_ATTRS = frozenset({"dtype", "in_dtype", "out_dtype"})
 _STRING_LIST_ATTRS = frozenset({"op_role_var", "op_callstack"})
 _KINDS = {VarType.LOD_TENSOR: _T.LOD_TENSOR, VarType.READER: _T.READER, VarType.RAW: _T.RAW,
           VarType.LOD_RANK_TABLE: _T.LOD_RANK_TABLE, VarType.STEP_SCOPES: _T.STEP_SCOPES,
@@ -45,7 +44,7 @@ def _fill_attr(attr, op, name, value, default):
         attr.type, attr.block_idx = _A.BLOCK, value.idx
     elif isinstance(value, bool):
         attr.type, attr.b = _A.BOOLEAN, value
-    elif isinstance(value, str) and name in _DTYPE_ATTRS:
+    elif isinstance(value, str) and name in DTYPE_ATTRS:
         attr.type, attr.i = _A.INT, to_proto_dtype(value)
     elif isinstance(value, float) or isinstance(value, int) and isinstance(default, float):
         attr.type, attr.f = _A.FLOAT, value
@@ -217,8 +216,6 @@ def _make_op(block, op_desc, blocks, source):
         if attr.name not in spec.attrs and attr.name not in COMMON_ATTRS:
             continue
         value = _attr_value(attr, blocks)
-        if isinstance(spec.attrs.get(attr.name), str) and attr.name in _DTYPE_ATTRS and isinstance(value, int):
-            value = from_proto_dtype(value)
         attrs[attr.name] = value
     inputs = _slots(op_desc, spec.inputs, "input", source)
     outputs = _slots(op_desc, spec.outputs, "output", source)

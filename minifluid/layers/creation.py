@@ -7,6 +7,7 @@ import numpy as np
 
 from ..dtypes import convert_dtype
 from ..errors import check_type  # noqa: F401  (layers modules import it from here)
+from ..framework.scopes import device_guard
 from ..framework.variable import Variable
 from ..initializer import Initializer
 from ..param_attr import ParamAttr
@@ -240,7 +241,10 @@ def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0
     if device not in (None, "cpu", "gpu"):
         raise ValueError(f"The input device should in [None, 'cpu', 'gpu'], got {device!r}")
     check_type(stop_gradient, "stop_gradient", (bool,), "randperm")
-    result = _maybe_into(out, _op("randperm", {}, {"n": n, "dtype": dtype, "seed": int(seed)}, dtype))
+    if out is not None:
+        check_variable_and_dtype(out, "out", (dtype,), "randperm")
+    with device_guard(device):  # fluid's rule: the op carries op_device
+        result = _maybe_into(out, _op("randperm", {}, {"n": n, "dtype": dtype, "seed": int(seed)}, dtype))
     result.stop_gradient = stop_gradient
     return result
 

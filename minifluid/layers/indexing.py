@@ -5,7 +5,7 @@ from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_type
-from .manip import _op, slice
+from .manip import _op, slice, slice_op
 from .tensor import reshape, zeros
 
 __all__ = ["cumsum", "expand_as", "flip", "gather_nd", "index_sample", "index_select", "multiplex", "nonzero",
@@ -157,22 +157,13 @@ def cumsum(x, axis=None, exclusive=None, reverse=None):
 
 def strided_slice(input, axes, starts, ends, strides):
     """``input[start:end:stride]`` along each of ``axes`` (Python's slice rules); ``starts``, ``ends`` and
-    ``strides`` are int lists or 1-D int32 Variables."""
+    ``strides`` are lists of ints and [1] int32 Variables, or 1-D int32 Variables (read at run time)."""
     check_variable_and_dtype(input, "input", ("float32", "float64", "int32", "int64"), "strided_slice")
     check_type(axes, "axes", (list, tuple), "strided_slice")
-    inputs, attrs = {"Input": [input]}, {"axes": list(axes), "infer_flags": [1] * len(axes)}
-    for value, name, slot in ((starts, "starts", "StartsTensor"), (ends, "ends", "EndsTensor"),
-                              (strides, "strides", "StridesTensor")):
+    bounds = {"starts": starts, "ends": ends, "strides": strides}
+    for name, value in bounds.items():
         check_type(value, name, (list, tuple, Variable), "strided_slice")
-        if isinstance(value, Variable):
-            check_variable_and_dtype(value, name, ("int32",), "strided_slice")
-            inputs[slot], attrs[name] = [value], [-1] * len(axes)
-        elif any(isinstance(v, Variable) for v in value):
-            raise TypeError(f"strided_slice: '{name}' must be all ints or one int32 Variable, not a list holding "
-                            "Variables")
-        else:
-            attrs[name] = [int(v) for v in value]
-    return _op("strided_slice", inputs, attrs, input.dtype)
+    return slice_op("strided_slice", input, axes, bounds, dtypes=("int32",))
 
 
 def multiplex(inputs, index):

@@ -2,13 +2,15 @@
 scatter, expand, stack/unstack, clip/clip_by_norm, increment, fill_constant_batch_size_like and the
 random tensors uniform_random/gaussian_random, with fluid 1.8's signatures and argument checks.
 
-Shapes, indices and bounds given as Variables (fluid's *TensorList inputs) are refused with a
-NotImplementedError naming the static alternative.
+Shapes, expand times and slice bounds may be Variables (fluid's *Tensor / *TensorList inputs, read when the op
+runs: layers/tensor_attrs.py).
 """
 from ..dtypes import convert_dtype
+from ..errors import check_type
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
+from .tensor_attrs import list_attr, shape_attr
 
 __all__ = ["argmax", "argmin", "argsort", "clip", "clip_by_norm", "expand", "fill_constant_batch_size_like",
            "gather", "gaussian_random", "increment", "one_hot", "scatter", "shape", "slice", "stack", "topk",
@@ -29,17 +31,6 @@ def _op(op_type, inputs, attrs, out_dtype, name=None, n_out=1, stop_gradient=Fal
 
 _OUT_SLOTS = {"argsort": ("Out", "Indices"), "top_k": ("Out", "Indices"), "stack": ("Y",), "unique": ("Out", "Index"),
               "unique_with_counts": ("Out", "Index", "Count")}
-
-
-def _static_list(value, what, op_type):
-    if isinstance(value, Variable) or (isinstance(value, (list, tuple)) and
-                                       any(isinstance(v, Variable) for v in value)):
-        raise NotImplementedError(f"{op_type}: '{what}' given as a Variable is not supported by minifluid; "
-                                  f"pass a list of ints")
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"The type of '{what}' in {op_type} must be list or tuple, but received "
-                        f"{type(value).__name__}. ")
-    return [int(v) for v in value]
 
 
 def argmax(x, axis=0):
@@ -75,14 +66,29 @@ def topk(input, k, name=None):
 
 def slice(input, axes, starts, ends):
     """``input[starts[i]:ends[i]]`` along each of ``axes``; negative bounds count from the end and bounds past a
-    dimension are clipped to it (fluid's slice op)."""
+    dimension are clipped to it (fluid's slice op). ``starts`` / ``ends`` may be int32 Variables (a 1-D one, or
+    [1] ones in the list), read at run time; the dimensions they bound are then -1 when the program is built."""
     if not isinstance(starts, (list, tuple, Variable)):
         raise ValueError("Input starts must be an Variable, python list or tuple.")
     if not isinstance(ends, (list, tuple, Variable)):
         raise ValueError("Input ends must be an Variable, python list or tuple.")
-    starts, ends = _static_list(starts, "starts", "slice"), _static_list(ends, "ends", "slice")
-    attrs = {"axes": list(axes), "starts": starts, "ends": ends, "infer_flags": [1] * len(axes)}
-    return _op("slice", {"Input": [input]}, attrs, input.dtype)
+    return slice_op("slice", input, axes, {"starts": starts, "ends": ends})
+
+
+def slice_op(op_type, input, axes, bounds, decrease_axis=None, dtypes=None):
+    """The slice / strided_slice op over ``bounds`` (name -> list or Variable: starts, ends, strides); a bound
+    given by a Variable gets infer_flags -1 (its dimension is -1 until the op runs). ``dtypes``: those a
+    Variable bound may have (None: any, as fluid's slice)."""
+    inputs, attrs = {"Input": [input]}, {"axes": list(axes)}
+    if decrease_axis is not None:
+        attrs["decrease_axis"] = list(decrease_axis)
+    flags = [1] * len(axes)
+    for name, value in bounds.items():
+        given = list_attr(value, name, op_type, inputs, attrs, name.title() + "Tensor", name.title() + "TensorList",
+                          dtypes)
+        flags = [-1] * len(axes) if given is None else [-1 if g else f for f, g in zip(flags, given)]
+    attrs["infer_flags"] = flags
+    return _op(op_type, inputs, attrs, input.dtype)
 
 
 def shape(input):
@@ -115,14 +121,17 @@ def scatter(input, index, updates, name=None, overwrite=True):
 
 
 def expand(x, expand_times, name=None):
-    """``x`` tiled ``expand_times[i]`` times along each dimension i."""
+    """``x`` tiled ``expand_times[i]`` times along each dimension i; ``expand_times`` may be a 1-D int Variable
+    or hold [1] ones, read at run time (those dimensions are -1 when the program is built)."""
     check_variable_and_dtype(x, "x", ("bool", "float32", "float64", "int32", "int64"), "expand")
-    times = _static_list(expand_times, "expand_times", "expand")
+    check_type(expand_times, "expand_times", (list, tuple, Variable), "expand")
     if convert_dtype(x.dtype) == "bool" and x.stop_gradient:
         raise ValueError("expand op bool date type must set the stop_gradient to be False")
-    if any(t <= 0 for t in times):
+    if not isinstance(expand_times, Variable) and any(not isinstance(t, Variable) and t <= 0 for t in expand_times):
         raise AssertionError("Each element given in expand_times must not be negative.")
-    return _op("expand", {"X": [x]}, {"expand_times": times}, x.dtype, name)
+    inputs, attrs = {"X": [x]}, {}
+    list_attr(expand_times, "expand_times", "expand", inputs, attrs, "ExpandTimes", "expand_times_tensor", None)
+    return _op("expand", inputs, attrs, x.dtype, name)
 
 
 def stack(x, axis=0):
@@ -178,8 +187,12 @@ def _random(op_type, shape, dtype, attrs, name=None):
     if dtype not in ("float16", "float32", "float64"):
         raise TypeError(f"The data type of 'dtype' in {op_type} must be ['float32', 'float64'], but received "
                         f"{dtype}. ")
-    shape = _static_list(shape, "shape", op_type)
-    return _op(op_type, {}, {"shape": shape, "dtype": dtype, **attrs}, dtype, name, stop_gradient=True)
+    if not isinstance(shape, (list, tuple, Variable)):
+        raise TypeError(f"The type of 'shape' in {op_type} must be Variable, list or tuple, but received "
+                        f"{type(shape).__name__}. ")
+    inputs, attrs = {}, {**attrs, "dtype": dtype}
+    shape_attr(shape, op_type, inputs, attrs)
+    return _op(op_type, inputs, attrs, dtype, name, stop_gradient=True)
 
 
 def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0, name=None):

@@ -101,7 +101,8 @@ _END = 2 ** 31 - 1
 
 
 def _getitem(self, item):
-    """``self[item]`` for ints and slices (one per leading dimension)."""
+    """``self[item]`` for ints, int Variables and slices (one per leading dimension; a bound may be a Variable,
+    read at run time)."""
     items = item if isinstance(item, tuple) else (item,)
     if len(items) > len(self.shape):
         raise IndexError(f"too many indices ({len(items)}) for Variable {self.name!r} of shape {list(self.shape)}")
@@ -111,13 +112,17 @@ def _getitem(self, item):
             index = int(index)
             axes.append(axis), starts.append(index), ends.append(index + 1 if index != -1 else _END), steps.append(1)
             decrease.append(axis)
+        elif isinstance(index, Variable):  # fluid's rule: [index, index + 1), the axis dropped
+            axes.append(axis), starts.append(index), ends.append(index + 1), steps.append(1)
+            decrease.append(axis)
         elif isinstance(index, slice):
             step = 1 if index.step is None else index.step
-            if step == 0:
+            if not isinstance(step, Variable) and step == 0:
                 raise ValueError("slice step cannot be zero")
-            if index == slice(None):
+            if index.start is None and index.stop is None and index.step is None:
                 continue
-            default_start, default_end = (0, _END) if step > 0 else (-1, -_END)
+            forward = isinstance(step, Variable) or step > 0  # a Variable step: fluid's defaults
+            default_start, default_end = (0, _END) if forward else (-1, -_END)
             axes.append(axis), steps.append(step)
             starts.append(default_start if index.start is None else index.start)
             ends.append(default_end if index.stop is None else index.stop)
@@ -126,15 +131,7 @@ def _getitem(self, item):
                             f"{type(index).__name__}")
     if not axes:
         return self
-    if any(step != 1 for step in steps):
-        from .indexing import strided_slice  # noqa: PLC0415  (indexing imports this module's neighbours)
-        out = strided_slice(self, axes, starts, ends, steps)
-        kept = [d for i, d in enumerate(out.shape) if i not in decrease] if decrease else None
-        from .tensor import reshape  # noqa: PLC0415
-        return reshape(out, kept or [1]) if decrease else out
-    helper = LayerHelper("slice", input=self)
-    out = helper.create_variable_for_type_inference(self.dtype)
-    helper.append_op(type="slice", inputs={"Input": [self]}, outputs={"Out": [out]},
-                     attrs={"axes": axes, "starts": starts, "ends": ends, "infer_flags": [1] * len(axes),
-                            "decrease_axis": decrease})
-    return out
+    from .manip import slice_op  # noqa: PLC0415  (manip imports this module's neighbours)
+    if any(isinstance(step, Variable) or step != 1 for step in steps):
+        return slice_op("strided_slice", self, axes, {"starts": starts, "ends": ends, "strides": steps}, decrease)
+    return slice_op("slice", self, axes, {"starts": starts, "ends": ends}, decrease)

@@ -8,6 +8,7 @@ from ..framework import dygraph_mode
 from ..framework.variable import Variable
 from ..initializer import Constant, NumpyArrayInitializer
 from .helper import LayerHelper
+from .tensor_attrs import list_attr, shape_attr
 
 __all__ = ["assign", "cast", "concat", "create_global_var", "create_tensor", "fill_constant", "flatten", "ones",
            "reshape", "split", "squeeze", "sums", "transpose", "unsqueeze", "zeros"]
@@ -37,15 +38,37 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
     return var
 
 
+_FILL_DTYPES = ("bool", "float16", "float32", "float64", "int32", "int64")
+
+
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
-    """A tensor of ``shape`` filled with ``value`` (written into ``out`` when given)."""
+    """A tensor of ``shape`` filled with ``value`` (written into ``out`` when given). ``shape`` may be a 1-D
+    int32 / int64 Variable or hold [1] ones, and ``value`` a [1] Variable: the op reads them when it runs
+    (the dimensions they give are -1 until then)."""
+    try:
+        dtype = convert_dtype(dtype)
+    except TypeError:  # fluid's check_dtype: an unknown dtype name is a ValueError
+        raise ValueError(f"dtype must be any of [bool, float16, float32, float64, int8, int16, int32, int64, "
+                         f"uint8], but received {dtype}") from None
+    if dtype not in _FILL_DTYPES:
+        raise TypeError(f"The data type of 'dtype' in fill_constant must be {list(_FILL_DTYPES)}, but received "
+                        f"{dtype}. ")
+    check_type(shape, "shape", (Variable, list, tuple), "fill_constant")
+    inputs, attrs = {}, {"force_cpu": force_cpu, "dtype": dtype}
+    if isinstance(value, Variable):
+        inputs["ValueTensor"] = [value]
+    else:
+        attrs["value"] = float(value)
+        attrs["str_value"] = str(int(value)) if dtype in ("int32", "int64") else str(float(value))
+    if out is not None and (not isinstance(out, Variable) or convert_dtype(out.dtype) != dtype):
+        raise TypeError(f"The data type of 'out' in fill_constant must be ['{dtype}'], but received "
+                        f"{getattr(out, 'dtype', type(out).__name__)}. ")
+    shape_attr(shape, "fill_constant", inputs, attrs)
     helper = LayerHelper("fill_constant")
-    dtype = convert_dtype(dtype)
     if out is None:
         out = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
-    helper.append_op(type="fill_constant", outputs={"Out": [out]},
-                     attrs={"shape": [int(d) for d in shape], "dtype": dtype, "value": float(value),
-                            "force_cpu": force_cpu})
+    helper.append_op(type="fill_constant", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
+    out.stop_gradient = True
     return out
 
 
@@ -127,8 +150,15 @@ def squeeze(input, axes, name=None):
 
 
 def unsqueeze(input, axes, name=None):
-    axes = [axes] if isinstance(axes, int) else axes
-    return _with_xshape("unsqueeze2", input, {"axes": [int(a) for a in axes]}, name)
+    """``input`` with size-1 dimensions inserted at ``axes`` (an int, a list of ints and int32 Variables, or
+    one int32 Variable, read at run time)."""
+    if not isinstance(axes, (int, list, tuple, Variable)):
+        raise TypeError(f"The type of 'axes' in unsqueeze must be int, list, tuple or Variable, but received "
+                        f"{type(axes)}.")
+    inputs, attrs = {}, {}
+    list_attr([axes] if isinstance(axes, int) else axes, "axes", "unsqueeze", inputs, attrs, "AxesTensor",
+              "AxesTensorList", placeholders=False)
+    return _with_xshape("unsqueeze2", input, attrs, name, extra_inputs=inputs)
 
 
 def concat(input, axis=0, name=None):

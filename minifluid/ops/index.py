@@ -7,6 +7,7 @@ import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
 from .registry import array_module, register_grad, register_op
+from .tensor_attrs import int_list, known_list
 
 
 # --- arg_max / arg_min ---------------------------------------------------------------------------
@@ -55,10 +56,9 @@ def _argsort_backward(attrs, ins, outs, douts, need):
     return (dx,)
 
 
-# --- slice: fluid's clipping of negative and out-of-range bounds --------------------------------------
-def _slice_bounds(attrs, shape):
+# --- slice: fluid's clipping of negative and out-of-range bounds; bounds may come from tensors -------------
+def _slice_bounds(axes, starts, ends, shape):
     """[(axis, start, end)] as fluid's slice_op clips them (unknown dims keep their bounds)."""
-    axes, starts, ends = attrs["axes"], attrs["starts"], attrs["ends"]
     if len(starts) != len(axes):
         raise ValueError("The size of starts must be equal to the size of axes.")
     if len(ends) != len(axes):
@@ -78,10 +78,8 @@ def _slice_bounds(attrs, shape):
     return bounds
 
 
-def _slice_out_shape(attrs, shape):
-    out = list(shape)
-    for axis, start, end in _slice_bounds(attrs, shape):
-        out[axis] = end - start if shape[axis] >= 0 else -1
+def decreased(attrs, out):
+    """``out`` without slice's / strided_slice's decreased axes (each of size 1, or -1 when not known)."""
     for axis in attrs["decrease_axis"]:
         if out[axis] not in (1, -1):
             raise ValueError(f"decrease dim should be 1 (axis {axis} has {out[axis]})")
@@ -89,27 +87,78 @@ def _slice_out_shape(attrs, shape):
     return tuple(kept or [1])
 
 
-def _slice_index(attrs, shape):
-    index = [slice(None)] * len(shape)
-    for axis, start, end in _slice_bounds(attrs, shape):
+def infer_flags(attrs):
+    """infer_flags, 1 (known when built) for the axes it does not list."""
+    flags = list(attrs["infer_flags"])
+    return flags + [1] * (len(attrs["axes"]) - len(flags))
+
+
+def takes_last(attrs, i, start, end):
+    """fluid's rule: a start of -1 with an end of 0 given at run time (``x[v]`` with v = -1) on a decreased
+    axis takes the last entry."""
+    return (start, end) == (-1, 0) and infer_flags(attrs)[i] == -1 and attrs["axes"][i] in attrs["decrease_axis"]
+
+
+def _slice_run_bounds(attrs, shape, st, et, sl, el):
+    """The bounds at run time: starts / ends from their tensors when given (and ``takes_last``)."""
+    axes, starts, ends = attrs["axes"], attrs["starts"], attrs["ends"]
+    if st is not None or et is not None or sl or el:
+        starts, ends = int_list(starts, st, sl), int_list(ends, et, el)
+        if len(starts) == len(ends) == len(axes):
+            ends = [10000000 if takes_last(attrs, i, s, e) else e for i, (s, e) in enumerate(zip(starts, ends))]
+    return _slice_bounds(axes, starts, ends, shape)
+
+
+def _slice_index(bounds, ndim):
+    index = [slice(None)] * ndim
+    for axis, start, end in bounds:
         index[axis] = slice(start, end)
     return tuple(index)
 
 
-@register_op("slice", inputs=("Input",), outputs=("Out",),
+def _slice_infer(attrs, x, st, et, sl, el):
+    """fluid's compile-time rule: a bound given by a tensor (infer_flags -1) leaves its dimension -1."""
+    axes, shape = attrs["axes"], tuple(x.shape)
+    flags = infer_flags(attrs)
+    starts, ends = known_list(attrs["starts"], None, sl), known_list(attrs["ends"], None, el)
+    if st is not None:
+        starts = [0] * len(axes)
+    if et is not None:
+        ends = [0] * len(axes)
+    _slice_bounds(axes, starts, ends, tuple(-1 for _ in shape))  # the sizes and axes only
+    out = list(shape)
+    known = [i for i in range(len(axes)) if flags[i] != -1]
+    for axis, start, end in _slice_bounds([axes[i] for i in known], [starts[i] for i in known],
+                                          [ends[i] for i in known], shape):
+        out[axis] = end - start if shape[axis] >= 0 else -1
+    for i in range(len(axes)):
+        if flags[i] == -1:
+            out[axes[i]] = -1
+    return (decreased(attrs, out), x.dtype)
+
+
+_SLICE_TENSORS = ("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList")
+
+
+@register_op("slice", inputs=("Input",) + _SLICE_TENSORS, outputs=("Out",),
              attrs={"axes": [], "starts": [], "ends": [], "infer_flags": [], "decrease_axis": []},
-             infer_shape=lambda attrs, x: (_slice_out_shape(attrs, x.shape), x.dtype))
-def _slice_forward(attrs, x):
-    return x[_slice_index(attrs, x.shape)].reshape(_slice_out_shape(attrs, x.shape))
+             optional=_SLICE_TENSORS, duplicable=_SLICE_TENSORS[2:], no_grad_inputs=_SLICE_TENSORS,
+             infer_shape=_slice_infer)
+def _slice_forward(attrs, x, *tensors):
+    bounds = _slice_run_bounds(attrs, x.shape, *tensors)
+    out = list(x.shape)
+    for axis, start, end in bounds:
+        out[axis] = end - start
+    return x[_slice_index(bounds, x.ndim)].reshape(decreased(attrs, out))
 
 
 @register_grad("slice")
 def _slice_backward(attrs, ins, outs, douts, need):
     x, dout = ins[0], douts[0]
     dx = array_module(x).zeros_like(x)
-    index = _slice_index(attrs, x.shape)
+    index = _slice_index(_slice_run_bounds(attrs, x.shape, *ins[1:]), x.ndim)
     dx[index] = dout.reshape(dx[index].shape)
-    return (dx,)
+    return dx, None, None, [], []  # [] (not None) for the duplicable TensorList slots
 
 
 @register_op("shape", inputs=("Input",), outputs=("Out",), no_gradient=True,
@@ -203,25 +252,41 @@ def _scatter_backward(attrs, ins, outs, douts, need):
     return dx, None, (dout[ids] if need[2] else None)
 
 
-# --- expand: tile each dimension expand_times[i] times ------------------------------------------------
-def _expand_infer(attrs, x):
-    times = attrs["expand_times"]
-    if len(times) != len(x.shape):
+# --- expand: tile each dimension expand_times[i] times (the times may come from tensors) ------------------------
+def _expand_shape(times, shape):
+    if len(times) != len(shape):
         raise ValueError(f"The number of elements ({len(times)}) of 'expand_times' for Op(expand) must be equal to "
-                         f"the number of dimensions ({len(x.shape)}) of the input.")
-    return (tuple(d * t if d >= 0 else -1 for d, t in zip(x.shape, times)), x.dtype)
+                         f"the number of dimensions ({len(shape)}) of the input.")
+    for i, t in enumerate(times):
+        if t != -1 and t <= 0:
+            raise ValueError(f"The {i}th element of 'expand_times' for Op(expand) must be greater than 0, but the "
+                             f"value given is {t}.")
+    return tuple(d * t if d >= 0 and t >= 0 else -1 for d, t in zip(shape, times))
 
 
-@register_op("expand", inputs=("X",), outputs=("Out",), attrs={"expand_times": []}, infer_shape=_expand_infer)
-def _expand_forward(attrs, x):
-    _expand_infer(attrs, x)
-    return array_module(x).tile(x, attrs["expand_times"])
+def _expand_infer(attrs, x, times_t, times_list):
+    """Times given by tensors are -1 (fluid's layer writes -1 where a Variable stands; none for a whole one)."""
+    return (_expand_shape(attrs["expand_times"] or [-1] * len(x.shape), x.shape), x.dtype)
+
+
+def _expand_times(attrs, times_t, times_list):
+    return int_list(attrs["expand_times"], times_t, times_list)
+
+
+@register_op("expand", inputs=("X", "ExpandTimes", "expand_times_tensor"), outputs=("Out",),
+             attrs={"expand_times": []}, optional=("ExpandTimes", "expand_times_tensor"),
+             duplicable=("expand_times_tensor",), no_grad_inputs=("ExpandTimes", "expand_times_tensor"),
+             infer_shape=_expand_infer)
+def _expand_forward(attrs, x, times_t, times_list):
+    times = _expand_times(attrs, times_t, times_list)
+    _expand_shape(times, x.shape)
+    return array_module(x).tile(x, times)
 
 
 @register_grad("expand")
 def _expand_backward(attrs, ins, outs, douts, need):
     x, dout = ins[0], douts[0]
     split = []  # [t0, d0, t1, d1, ...]: sum over the tile axes
-    for d, t in zip(x.shape, attrs["expand_times"]):
+    for d, t in zip(x.shape, _expand_times(attrs, *ins[1:])):
         split += [t, d]
-    return (dout.reshape(split).sum(axis=tuple(range(0, 2 * x.ndim, 2))),)
+    return dout.reshape(split).sum(axis=tuple(range(0, 2 * x.ndim, 2))), None, []  # [] for the duplicable slot

@@ -3,7 +3,9 @@ multiplex, unique, unique_with_counts and shard_index (no gradient), dot (row-wi
 import numpy as np
 
 from ..dtypes import to_numpy_dtype
+from .index import decreased, infer_flags, takes_last
 from .registry import array_module, register_grad, register_op
+from .tensor_attrs import int_list, known_list
 
 
 def _select_axis(attrs, ndim):
@@ -111,47 +113,73 @@ def _dot_backward(attrs, ins, outs, douts, need):
     return (dout * y if need[0] else None), (dout * x if need[1] else None)
 
 
-# --- strided_slice: x[start:end:stride] along the listed axes (Python's slice rules) -------------------------------
-def _strided_slices(attrs, shape, starts=None, ends=None, strides=None):
-    axes = list(attrs["axes"])
-    starts = list(attrs["starts"]) if starts is None else [int(v) for v in starts.reshape(-1)]
-    ends = list(attrs["ends"]) if ends is None else [int(v) for v in ends.reshape(-1)]
-    strides = list(attrs["strides"]) if strides is None else [int(v) for v in strides.reshape(-1)]
-    if not len(axes) == len(starts) == len(ends) == len(strides):
-        raise ValueError(f"strided_slice: axes, starts, ends and strides must have one length, got {len(axes)}, "
-                         f"{len(starts)}, {len(ends)} and {len(strides)}")
+# --- strided_slice: x[start:end:stride] along the listed axes (Python's slice rules); bounds may come from tensors --
+_STRIDED_TENSORS = ("StartsTensor", "EndsTensor", "StridesTensor", "StartsTensorList", "EndsTensorList",
+                    "StridesTensorList")
+_BOUNDS = ("starts", "ends", "strides")
+
+
+def _strided_bounds(attrs, tensors):
+    """starts, ends and strides at run time (from their tensors when given), of one length with axes."""
+    values = [int_list(attrs[name], tensors[i], tensors[i + 3]) for i, name in enumerate(_BOUNDS)]
+    if not len(attrs["axes"]) == len(values[0]) == len(values[1]) == len(values[2]):
+        raise ValueError(f"strided_slice: axes, starts, ends and strides must have one length, got "
+                         f"{len(attrs['axes'])}, {len(values[0])}, {len(values[1])} and {len(values[2])}")
+    return values
+
+
+def _strided_slices(attrs, shape, starts, ends, strides):
     if 0 in strides:
         raise ValueError("strided_slice: a stride of 0 is not allowed")
     index = [slice(None)] * len(shape)
-    for axis, start, end, stride in zip(axes, starts, ends, strides):
+    for i, (axis, start, end, stride) in enumerate(zip(attrs["axes"], starts, ends, strides)):
         if not 0 <= axis < len(shape):
             raise ValueError(f"strided_slice: axis {axis} is out of range for an input of rank {len(shape)}")
-        index[axis] = slice(start, end, stride)
+        index[axis] = slice(start, None if takes_last(attrs, i, start, end) else end, stride)
     return tuple(index)
 
 
 def _strided_slice_infer(attrs, x, *tensors):
-    index = _strided_slices(attrs, x.shape)
-    if any(t is not None for t in tensors):
-        return (tuple(-1 if s != slice(None) else d for s, d in zip(index, x.shape)), x.dtype)
-    return (tuple(len(range(*s.indices(d))) if d >= 0 else -1 for s, d in zip(index, x.shape)), x.dtype)
+    """A bound that a tensor gives (a whole-list one: all, a per-entry one: infer_flags -1) leaves its
+    dimension -1 (fluid makes every dimension -1 for a whole-list tensor; the others are known)."""
+    axes = attrs["axes"]
+    for i, name in enumerate(_BOUNDS):
+        given = len(tensors[i + 3]) if tensors[i + 3] else len(attrs[name])
+        if tensors[i] is None and given != len(axes):
+            raise ValueError(f"The size of {name} attribute in StridedSlice operator is not equal to the size of "
+                             f"axes attribute. The {name} attribute's size is {given}, axes attribute's size is "
+                             f"{len(axes)}.")
+    if any(t is not None for t in tensors[:3]):
+        return (decreased(attrs, [-1 if i in axes else d for i, d in enumerate(x.shape)]), x.dtype)
+    values = [known_list(attrs[name], None, tensors[i + 3]) for i, name in enumerate(_BOUNDS)]
+    flags, out = infer_flags(attrs), list(x.shape)
+    for i, (axis, start, end, stride) in enumerate(zip(axes, *values)):
+        if takes_last(attrs, i, start, end):
+            out[axis] = 1
+        elif flags[i] == -1:
+            out[axis] = -1
+        elif out[axis] >= 0:
+            index = _strided_slices({**attrs, "axes": [axis]}, x.shape, [start], [end], [stride])
+            out[axis] = len(range(*index[axis].indices(out[axis])))
+    return (decreased(attrs, out), x.dtype)
 
 
-@register_op("strided_slice", inputs=("Input", "StartsTensor", "EndsTensor", "StridesTensor"), outputs=("Out",),
-             optional=("StartsTensor", "EndsTensor", "StridesTensor"),
-             no_grad_inputs=("StartsTensor", "EndsTensor", "StridesTensor"),
-             attrs={"axes": [], "starts": [], "ends": [], "strides": [], "infer_flags": []},
+@register_op("strided_slice", inputs=("Input",) + _STRIDED_TENSORS, outputs=("Out",), optional=_STRIDED_TENSORS,
+             duplicable=_STRIDED_TENSORS[3:], no_grad_inputs=_STRIDED_TENSORS,
+             attrs={"axes": [], "starts": [], "ends": [], "strides": [], "infer_flags": [], "decrease_axis": []},
              infer_shape=_strided_slice_infer)
-def _strided_slice_forward(attrs, x, starts, ends, strides):
-    return x[_strided_slices(attrs, x.shape, starts, ends, strides)].copy()
+def _strided_slice_forward(attrs, x, *tensors):
+    out = x[_strided_slices(attrs, x.shape, *_strided_bounds(attrs, tensors))]
+    return out.reshape(decreased(attrs, list(out.shape))) if attrs["decrease_axis"] else out.copy()
 
 
 @register_grad("strided_slice")
 def _strided_slice_backward(attrs, ins, outs, douts, need):
-    x, starts, ends, strides = ins
+    x = ins[0]
     dx = array_module(x).zeros_like(x)
-    dx[_strided_slices(attrs, x.shape, starts, ends, strides)] = douts[0]
-    return dx, None, None, None
+    index = _strided_slices(attrs, x.shape, *_strided_bounds(attrs, ins[1:]))
+    dx[index] = douts[0].reshape(dx[index].shape)
+    return (dx, None, None, None, [], [], [])  # [] (not None) for the duplicable TensorList slots
 
 
 # --- multiplex: row i of the output is row i of X[Ids[i]] ----------------------------------------------------------

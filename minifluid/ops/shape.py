@@ -1,4 +1,5 @@
-"""Shape ops: reshape2, transpose2, squeeze2, unsqueeze2, flatten2, concat, split, stack, unstack.
+"""Shape ops: reshape2, transpose2, squeeze / unsqueeze / flatten (fluid's v1 ops and their ``*2``), concat, split,
+stack, unstack, unbind.
 
 The ``*2`` ops have fluid's auxiliary ``XShape`` output: like fluid, an empty array of shape
 ``[0] + x.shape`` (no data). minifluid's grads read X's shape directly, but the grad ops that
@@ -8,6 +9,7 @@ Infer-shape helpers keep -1 (unknown, e.g. batch) dims as -1.
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
+from .tensor_attrs import int_list, known_list
 
 
 def _prod(dims):
@@ -96,28 +98,50 @@ def _flatten_shape(shape, axis):
     return (_prod(shape[:axis]) if axis else 1, _prod(shape[axis:]))
 
 
-_RELAYOUT = {  # name: (attrs, shape rule(shape, attrs))
-    "squeeze2": ({"axes": []}, lambda shape, a: _squeeze_shape(shape, a["axes"])),
-    "unsqueeze2": ({"axes": []}, lambda shape, a: _unsqueeze_shape(shape, a["axes"])),
-    "flatten2": ({"axis": 1}, lambda shape, a: _flatten_shape(shape, a["axis"])),
+def _unsqueeze_known(shape, a, axes_t=None, axes_list=None):
+    """Compile time: with axes given by tensors only the rank is known (fluid gives all dims -1)."""
+    if a["axes"] or (axes_t is None and not axes_list):
+        return _unsqueeze_shape(shape, a["axes"])
+    axes = known_list([], axes_t, axes_list, "AxesTensor")
+    if axes is None:
+        raise ValueError(f"Input(AxesTensor)'s shape must be known. But received AxesTensor's shape = "
+                         f"{list(axes_t.shape)}")
+    return (-1,) * (len(shape) + len(axes))
+
+
+_AXES_TENSORS = ("AxesTensor", "AxesTensorList")
+_RELAYOUT = {  # fluid's v1 name (Out only; name + "2" adds XShape): (attrs, run-time shape rule, compile-time
+    # rule, the inputs that may replace the attribute)
+    "squeeze": ({"axes": []}, lambda shape, a: _squeeze_shape(shape, a["axes"]), None, ()),
+    "unsqueeze": ({"axes": []}, lambda shape, a, t, ts: _unsqueeze_shape(shape, int_list(a["axes"], t, ts)),
+                  _unsqueeze_known, _AXES_TENSORS),
+    "flatten": ({"axis": 1}, lambda shape, a: _flatten_shape(shape, a["axis"]), None, ()),
 }
 
 
-def _register_relayout(name, attrs, rule):
-    def infer(a, x):
-        return (rule(tuple(x.shape), a), x.dtype), _xshape(x)
+def _register_relayout(name, attrs, rule, known, tensors, xshape):
+    known = known or rule
+    lists = tuple(s for s in tensors if s.endswith("List"))
+    outputs = ("Out", "XShape") if xshape else ("Out",)
 
-    def kernel(a, x):
-        return x.reshape(rule(x.shape, a)), _xshape_value(x)
+    def infer(a, x, *ts):
+        out = (known(tuple(x.shape), a, *ts), x.dtype)
+        return (out, _xshape(x)) if xshape else out
 
-    def grad(a, ins, outs, douts, need):
-        return (douts[0].reshape(ins[0].shape),)
-    register_op(name, inputs=("X",), outputs=("Out", "XShape"), attrs=attrs, infer_shape=infer)(kernel)
+    def kernel(a, x, *ts):
+        out = x.reshape(rule(x.shape, a, *ts))
+        return (out, _xshape_value(x)) if xshape else out
+
+    def grad(a, ins, outs, douts, need):  # [] (not None) for a duplicable slot
+        return (douts[0].reshape(ins[0].shape),) + tuple([] if s in lists else None for s in tensors)
+    register_op(name, inputs=("X",) + tensors, outputs=outputs, attrs=attrs, infer_shape=infer, optional=tensors,
+                duplicable=lists, no_grad_inputs=tensors)(kernel)
     register_grad(name)(grad)
 
 
-for _name, (_attrs, _rule) in _RELAYOUT.items():
-    _register_relayout(_name, _attrs, _rule)
+for _name, (_attrs, _rule, _known, _tensors) in _RELAYOUT.items():
+    _register_relayout(_name, _attrs, _rule, _known, _tensors, False)
+    _register_relayout(_name + "2", _attrs, _rule, _known, _tensors, True)
 
 
 # --- concat / split ----------------------------------------------------------------------------
@@ -222,3 +246,21 @@ def _unstack_backward(attrs, ins, outs, douts, need):
     xp = array_module(ins[0])
     pieces = [d if d is not None else xp.zeros_like(o) for o, d in zip(outs[0], douts[0])]
     return (xp.stack(pieces, axis=attrs["axis"]),)
+
+
+# --- unbind: unstack with one output per slice (fluid's grad op is a stack) --------------------------------------
+def _unbind_infer(attrs, x):
+    axis = attrs["axis"] % len(x.shape)
+    shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+    if x.shape[axis] < 0:
+        raise ValueError(f"unbind: the size of axis {attrs['axis']} must be known, got shape {list(x.shape)}")
+    return [(shape, x.dtype)] * x.shape[axis]
+
+
+@register_op("unbind", inputs=("X",), outputs=("Out",), attrs={"axis": 0}, duplicable=("Out",),
+             infer_shape=_unbind_infer)
+def _unbind_forward(attrs, x):
+    return _unstack_forward(attrs, x)
+
+
+register_grad("unbind")(_unstack_backward)

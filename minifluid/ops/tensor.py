@@ -4,17 +4,50 @@ import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
 from .registry import array_module, register_grad, register_op, same_as
+from .tensor_attrs import int_list, known_list
 
 
 def _shape_dtype_infer(attrs, *ins):
     return (tuple(attrs["shape"]), convert_dtype(attrs["dtype"]))
 
 
-@register_op("fill_constant", inputs=(), outputs=("Out",),
+# --- fill_constant: shape and value may come from tensors (fluid's ShapeTensor(List) / ValueTensor) -----------
+_SHAPE_TENSORS = ("ShapeTensor", "ShapeTensorList")
+
+
+def _shape_known(attrs, shape_t, shape_list):
+    """The output shape when the program is built: -1 where a tensor gives a dimension."""
+    shape = known_list(attrs["shape"], shape_t, shape_list, "ShapeTensor")
+    if shape is None:
+        raise ValueError(f"The length of Input(ShapeTensor) must be known, but received its shape "
+                         f"{list(shape_t.shape)}")
+    return tuple(shape)
+
+
+def _shape_infer(attrs, *ins):
+    return (_shape_known(attrs, *ins[-2:]), convert_dtype(attrs["dtype"]))
+
+
+def _fill_value(attrs, value_t):
+    """fluid's precedence: ValueTensor, else str_value (exact for int64, "inf" / "nan" too), else value."""
+    if value_t is not None:
+        if value_t.size != 1:
+            raise ValueError(f"When use Tensor as value to set Tensor value in fill_constant, value "
+                             f"input(ValueTensor) size must be 1, but get {value_t.size}")
+        return value_t.reshape(-1)[0]
+    text = attrs["str_value"]
+    if not text:
+        return attrs["value"]
+    return int(text) if convert_dtype(attrs["dtype"]) == "int64" else float(text)
+
+
+@register_op("fill_constant", inputs=("ValueTensor",) + _SHAPE_TENSORS, outputs=("Out",),
              attrs={"shape": [1], "dtype": "float32", "value": 0.0, "force_cpu": False, "str_value": ""},
-             infer_shape=_shape_dtype_infer, no_gradient=True)
-def _fill_constant_forward(attrs):
-    return np.full(attrs["shape"], attrs["value"], dtype=to_numpy_dtype(attrs["dtype"]))
+             optional=("ValueTensor",) + _SHAPE_TENSORS, duplicable=("ShapeTensorList",), infer_shape=_shape_infer,
+             no_gradient=True)
+def _fill_constant_forward(attrs, value_t, shape_t, shape_list):
+    return np.full(int_list(attrs["shape"], shape_t, shape_list), _fill_value(attrs, value_t),
+                   dtype=to_numpy_dtype(attrs["dtype"]))
 
 
 @register_op("assign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), share_lod={"Out": "X"})
@@ -44,19 +77,40 @@ def _rng(attrs):
     return np.random.RandomState(seed) if seed else np.random
 
 
-@register_op("uniform_random", inputs=(), outputs=("Out",),
-             attrs={"shape": [1], "dtype": "float32", "min": -1.0, "max": 1.0, "seed": 0},
-             infer_shape=_shape_dtype_infer, no_gradient=True)
-def _uniform_random_forward(attrs):
-    out = _rng(attrs).uniform(attrs["min"], attrs["max"], size=attrs["shape"])
-    return out.astype(to_numpy_dtype(attrs["dtype"]))
+def _uniform_infer(attrs, *shape_tensors):
+    if not attrs["min"] < attrs["max"]:
+        raise ValueError(f"The uniform_random's min must less then max. But received min = {attrs['min']} great "
+                         f"than or equal max = {attrs['max']}.")
+    if attrs["diag_num"] < 0 or attrs["diag_step"] < 0:
+        raise ValueError(f"The uniform_random's diag_num and diag_step must be at least 0, but received "
+                         f"diag_num {attrs['diag_num']}, diag_step {attrs['diag_step']}")
+    return _shape_infer(attrs, *shape_tensors)
 
 
-@register_op("gaussian_random", inputs=(), outputs=("Out",),
-             attrs={"shape": [1], "dtype": "float32", "mean": 0.0, "std": 1.0, "seed": 0},
-             infer_shape=_shape_dtype_infer, no_gradient=True)
-def _gaussian_random_forward(attrs):
-    out = _rng(attrs).normal(attrs["mean"], attrs["std"], size=attrs["shape"])
+@register_op("uniform_random", inputs=_SHAPE_TENSORS, outputs=("Out",), optional=_SHAPE_TENSORS,
+             duplicable=("ShapeTensorList",), no_gradient=True, infer_shape=_uniform_infer,
+             attrs={"shape": [1], "dtype": "float32", "min": -1.0, "max": 1.0, "seed": 0, "diag_num": 0,
+                    "diag_step": 0, "diag_val": 1.0})
+def _uniform_random_forward(attrs, shape_t, shape_list):
+    """Samples in [min, max); with diag_num > 0, the flat positions i * (diag_step + 1) for i < diag_num hold
+    diag_val (fluid's identity-like initialisation)."""
+    out = _rng(attrs).uniform(attrs["min"], attrs["max"], size=int_list(attrs["shape"], shape_t, shape_list))
+    out = out.astype(to_numpy_dtype(attrs["dtype"]))
+    num, step = attrs["diag_num"], attrs["diag_step"]
+    if num > 0:
+        if out.size <= (num - 1) * (step + 1):
+            raise ValueError(f"ShapeInvalid: the diagonal's elements is equal (num-1) * (step-1) with num {num}, "
+                             f"step {step}, It should be smaller than {out.size}, but received "
+                             f"{(num - 1) * (step + 1)}")
+        out.reshape(-1)[np.arange(num) * (step + 1)] = attrs["diag_val"]
+    return out
+
+
+@register_op("gaussian_random", inputs=_SHAPE_TENSORS, outputs=("Out",), optional=_SHAPE_TENSORS,
+             duplicable=("ShapeTensorList",), no_gradient=True, infer_shape=_shape_infer,
+             attrs={"shape": [1], "dtype": "float32", "mean": 0.0, "std": 1.0, "seed": 0, "use_mkldnn": False})
+def _gaussian_random_forward(attrs, shape_t, shape_list):
+    out = _rng(attrs).normal(attrs["mean"], attrs["std"], size=int_list(attrs["shape"], shape_t, shape_list))
     return out.astype(to_numpy_dtype(attrs["dtype"]))
 
 
@@ -112,7 +166,7 @@ def _batch_like_shape(attrs, x_shape):
 
 
 @register_op("fill_constant_batch_size_like", inputs=("Input",), outputs=("Out",), no_gradient=True,
-             attrs={"shape": [], "dtype": "float32", "value": 0.0, "input_dim_idx": 0, "output_dim_idx": 0,
+             attrs={"shape": [1], "dtype": "float32", "value": 0.0, "input_dim_idx": 0, "output_dim_idx": 0,
                     "force_cpu": False, "str_value": ""},
              infer_shape=lambda attrs, x: (_batch_like_shape(attrs, x.shape), convert_dtype(attrs["dtype"])))
 def _fill_constant_batch_size_like_forward(attrs, x):
@@ -139,7 +193,10 @@ def _randint_forward(attrs):
     return _rng(attrs).randint(attrs["low"], attrs["high"], size=attrs["shape"]).astype(to_numpy_dtype(attrs["dtype"]))
 
 
-@register_op("randperm", inputs=(), outputs=("Out",), no_gradient=True, attrs={"n": 1, "dtype": "int64", "seed": 0},
+# "device": fluid 1.8's randperm layer takes one (it becomes op_device); an op that states it runs where its
+# program runs, like any op here.
+@register_op("randperm", inputs=(), outputs=("Out",), no_gradient=True,
+             attrs={"n": 1, "dtype": "int64", "seed": 0, "device": None},
              infer_shape=lambda attrs: ((attrs["n"],), convert_dtype(attrs["dtype"])))
 def _randperm_forward(attrs):
     return _rng(attrs).permutation(attrs["n"]).astype(to_numpy_dtype(attrs["dtype"]))

@@ -182,6 +182,11 @@ case("squeeze2", "all-ones", inputs={"X": normal(1, 2, 1, 3)}, reference=lambda 
 case("unsqueeze2", inputs={"X": normal(2, 3)}, attrs={"axes": [0, -1]}, reference=lambda X: X.reshape(1, 2, 3, 1))
 case("flatten2", inputs={"X": normal(2, 3, 4, 2)}, attrs={"axis": 2}, reference=lambda X: X.reshape(6, 8))
 case("flatten2", "axis0", inputs={"X": normal(2, 3)}, attrs={"axis": 0}, reference=lambda X: X.reshape(1, 6))
+case("squeeze", inputs={"X": normal(2, 1, 3)}, attrs={"axes": [1]}, reference=lambda X: X.reshape(2, 3))
+case("unsqueeze", inputs={"X": normal(2, 3)}, attrs={"axes": [1]}, reference=lambda X: X.reshape(2, 1, 3))
+case("flatten", inputs={"X": normal(2, 3, 4)}, attrs={"axis": 2}, reference=lambda X: X.reshape(6, 4))
+case("unbind", inputs={"X": normal(2, 3, 4)}, attrs={"axis": -1},
+     reference=lambda X: {"Out": [X[..., i] for i in range(4)]})
 case("concat", inputs={"X": [normal(2, 3), normal(2, 1), normal(2, 2)]}, attrs={"axis": 1},
      reference=lambda X: np.concatenate(X, axis=1))
 case("concat", "axis-neg", inputs={"X": [normal(1, 2, 3), normal(2, 2, 3)]}, attrs={"axis": -3},
