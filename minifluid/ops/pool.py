@@ -23,6 +23,14 @@ from .registry import array_module, register_grad, register_op
 _MAX_POOL_INIT = float(np.finfo(np.float32).min)  # -FLT_MAX, fluid's start value for a max window
 
 
+def global_adaptive(attrs, spatial):
+    """fluid's global_pooling with adaptive: the window is the whole input and the adaptive output takes its size,
+    so each output pools one pixel (the attrs of that adaptive pooling; other attrs unchanged)."""
+    if attrs["global_pooling"] and attrs["adaptive"]:
+        return dict(attrs, global_pooling=False, ksize=list(spatial))
+    return attrs
+
+
 def _pool_geometry(attrs, x4_shape):
     h, w = x4_shape[1:3]
     if attrs["global_pooling"]:
@@ -38,6 +46,7 @@ def _pool_geometry(attrs, x4_shape):
 def _pool_infer(attrs, x):
     fmt = attrs["data_format"]
     n, h, w, c = nhwc_shape(x.shape, fmt)
+    attrs = global_adaptive(attrs, (h, w))
     if attrs["global_pooling"]:
         out = (1, 1)
     elif attrs["adaptive"]:
@@ -125,6 +134,7 @@ _POOL_ATTRS = {"pooling_type": "max", "ksize": [1, 1], "global_pooling": False, 
 def _pool2d_forward(attrs, x):
     fmt = attrs["data_format"]
     x4 = to_nhwc(x, fmt)
+    attrs = global_adaptive(attrs, x4.shape[1:3])
     xp, is_max = array_module(x4), attrs["pooling_type"] == "max"
     if attrs["global_pooling"]:
         out = x4.max(axis=(1, 2), keepdims=True) if is_max else x4.mean(axis=(1, 2), keepdims=True)
@@ -160,6 +170,7 @@ def _global_pool_grad(attrs, x4, d4):
 def _pool2d_backward(attrs, ins, outs, douts, need):
     fmt = attrs["data_format"]
     x4, d4 = to_nhwc(ins[0], fmt), to_nhwc(douts[0], fmt)
+    attrs = global_adaptive(attrs, x4.shape[1:3])
     xp = array_module(x4)
     if attrs["global_pooling"]:
         return (from_nhwc(_global_pool_grad(attrs, x4, d4), fmt),)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .conv3d import CHANNELS_LAST, Volume, from_ndhwc, ndhwc_shape, resolve_pads, to_ndhwc
 from .im2col import POOL_SIZE_ERROR
-from .pool import _adaptive_matrix, _adaptive_taps
+from .pool import _adaptive_matrix, _adaptive_taps, global_adaptive
 from .registry import array_module, register_grad, register_op
 
 _MAX_POOL_INIT = float(np.finfo(np.float32).min)
@@ -36,6 +36,7 @@ def _volume(attrs, x5_shape):
 def _pool3d_infer(attrs, x):
     fmt = attrs["data_format"]
     n, d, h, w, c = ndhwc_shape(x.shape, fmt)
+    attrs = global_adaptive(attrs, (d, h, w))
     out = tuple(attrs["ksize"]) if attrs["adaptive"] else _volume(attrs, (n, d, h, w, c)).out
     return ((n, c) + out if fmt not in CHANNELS_LAST else (n,) + out + (c,)), x.dtype
 
@@ -96,7 +97,8 @@ def _adaptive_backward(attrs, x5, d5):
 def _pool3d_forward(attrs, x):
     fmt = attrs["data_format"]
     x5 = to_ndhwc(x, fmt)
-    if attrs["adaptive"] and not attrs["global_pooling"]:
+    attrs = global_adaptive(attrs, x5.shape[1:4])
+    if attrs["adaptive"]:
         return from_ndhwc(_adaptive_forward(attrs, x5), fmt)
     vol = _volume(attrs, x5.shape)
     is_max = attrs["pooling_type"] == "max"
@@ -113,7 +115,8 @@ def _pool3d_backward(attrs, ins, outs, douts, need):
     fmt = attrs["data_format"]
     x5, d5 = to_ndhwc(ins[0], fmt), to_ndhwc(douts[0], fmt)
     xp = array_module(x5)
-    if attrs["adaptive"] and not attrs["global_pooling"]:
+    attrs = global_adaptive(attrs, x5.shape[1:4])
+    if attrs["adaptive"]:
         return (from_ndhwc(_adaptive_backward(attrs, x5, d5), fmt),)
     vol = _volume(attrs, x5.shape)
     if attrs["pooling_type"] != "max":

@@ -219,3 +219,15 @@ def test_conv_shift_is_a_circular_correlation_per_row():
     check_op("conv_shift", {"X": rng.randn(3, 7), "Y": rng.randn(3, 5)})
     with pytest.raises(ValueError, match="should be odd"):
         _run_op("conv_shift", {"X": x, "Y": np.ones((1, 2))}, ["Out"], {})
+
+
+def test_global_adaptive_pooling_pools_one_window_per_pixel_as_fluid():
+    """fluid sets the window to the whole input for global_pooling, and adaptive then asks for that many outputs."""
+    from minifluid.testing import check_op
+    rng = np.random.RandomState(6)
+    x4, x5 = rng.randn(2, 3, 4, 5), rng.randn(2, 2, 3, 4, 2)
+    for kind in ("max", "avg"):
+        attrs = {"pooling_type": kind, "ksize": [2, 2], "global_pooling": True, "adaptive": True}
+        out = check_op("pool2d", {"X": x4}, attrs, reference=lambda X: X)["Out"]
+        assert out.shape == x4.shape
+        check_op("pool3d", {"X": x5}, dict(attrs, ksize=[1, 2, 2]), reference=lambda X: X)
