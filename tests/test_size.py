@@ -214,6 +214,7 @@ Context ops in dygraph mode with their tensors' LoD (dygraph/tracer.py's per-cal
 real-size grids past the input raise it by 14: to 30,869.
 spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
 111: to 30,980, and all of this slice (182) to 31,207 with the others above (31,025).
+Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and pool3d) raises it by 10: to 31,217.
 """
 import ast
 import io
@@ -224,7 +225,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_207
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_217
 
 
 def code_lines(path):
