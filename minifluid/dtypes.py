@@ -2,7 +2,7 @@
 import numpy as np
 
 __all__ = ["convert_dtype", "to_numpy_dtype", "is_float_dtype", "get_default_dtype", "set_default_dtype",
-           "SUPPORTED_DTYPES", "PROTO_DTYPES", "to_proto_dtype", "from_proto_dtype"]
+           "SUPPORTED_DTYPES", "PROTO_DTYPES", "UnknownDtypeError", "to_proto_dtype", "from_proto_dtype"]
 
 SUPPORTED_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
                     "uint8", "complex64", "complex128")
@@ -17,9 +17,18 @@ _FROM_PROTO = {code: name for name, code in PROTO_DTYPES.items()}
 _UNSUPPORTED_PROTO = {19: "size_t", 22: "bfloat16"}
 
 
+class UnknownDtypeError(ValueError, TypeError):
+    """A dtype minifluid does not know. fluid 1.8's ``convert_dtype`` raised ValueError, its argument checks
+    TypeError: this is both, so either ``except`` catches it."""
+
+
 def convert_dtype(dtype):
-    """Return fluid's string name for ``dtype`` (a string, numpy dtype or numpy type)."""
-    if isinstance(dtype, str):
+    """Return fluid's string name for ``dtype`` (a string, numpy dtype or numpy type, or fluid's VarType code as
+    an int: how an op's dtype attribute holds it, e.g. ``int(core.VarDesc.VarType.FP64)``)."""
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, (bool, np.bool_)):
+        if int(dtype) in _FROM_PROTO:
+            return _FROM_PROTO[int(dtype)]
+    elif isinstance(dtype, str):
         name = _ALIASES.get(dtype, dtype)
         if name in _NP:
             return str(name)  # a plain str, also for fluid's VarDesc.VarType.FP32 and the like
@@ -30,7 +39,7 @@ def convert_dtype(dtype):
             name = None
         if name in _NP:
             return name
-    raise TypeError(
+    raise UnknownDtypeError(
         "dtype must be any of [bool, float16, float32, float64, int8, int16, int32, int64, uint8, "
         f"complex64, complex128], but received {dtype}")
 

@@ -207,14 +207,20 @@ slice / strided_slice bounds and Variable[...] with Variables, expand_times, fil
 uniform_random / gaussian_random's shape), fluid's v1 squeeze / unsqueeze / flatten ops, unbind, uniform_random's
 diagonal and op attributes as fluid's Operator takes them (None, dtype codes) raise it by 227, what they came to
 (30,798 before them): to 31,025.
+Paddle 1.8.5's math / compare / loss op tests: matmul's own family with fluid 1.8's vector, batch and head_number
+rules (ops/matmul.py), VarType codes as dtype attributes, fill_any_like's range check, equal_reduce, addmm as one op,
+nll_loss, frobenius_norm / p_norm, reduce in/out_dtype, squared_l2_distance, the fused fc op, pow's FactorTensor,
+minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gradient, two fused inference ops
+(ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,496 with the 227 above.
 Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
 padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
 raise it by 57: to 30,855.
 Context ops in dygraph mode with their tensors' LoD (dygraph/tracer.py's per-call _EagerContext) and im2sequence's
 real-size grids past the input raise it by 14: to 30,869.
 spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
-111: to 30,980, and all of this slice (182) to 31,207 with the others above (31,025).
-Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and pool3d) raises it by 10: to 31,217.
+111: to 30,980.
+Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and pool3d) raises it by 10: to 30,990;
+this slice's 192 in all, what they came to (30,798 before them): to 31,688 with the others above (31,496).
 """
 import ast
 import io
@@ -225,7 +231,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_217
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_688
 
 
 def code_lines(path):

@@ -4,6 +4,7 @@
 from .. import layers
 from ..framework.variable import Variable
 from ..layers.activation import check_variable_and_dtype
+from ..layers.helper import LayerHelper
 from .layer import Layer
 
 __all__ = ["BCELoss", "L1Loss", "MSELoss", "NLLLoss"]
@@ -76,7 +77,7 @@ class BCELoss(Layer):
 class NLLLoss(Layer):
     """``-weight[c] * input[n, c]`` with ``c = label[n]`` for log-probabilities ``input`` [N, C] or
     [N, C, d1, ...] and int64 ``label`` [N] or [N, d1, ...]; labels equal to ``ignore_index`` count nothing.
-    ``'mean'`` divides by the summed weights of the labels counted (as fluid's nll_loss)."""
+    ``'mean'`` divides by the summed weights of the labels counted (one nll_loss op, ops/loss.py)."""
 
     def __init__(self, weight=None, reduction="mean", ignore_index=-100):
         super().__init__()
@@ -89,22 +90,19 @@ class NLLLoss(Layer):
         shape = list(input.shape)
         if len(shape) < 2:
             raise ValueError(f"Expected 2 or more dimensions (got {len(shape)})")
-        classes = shape[1]
-        if len(shape) > 2:  # classes last, then one row per position
-            input = layers.transpose(input, [0] + list(range(2, len(shape))) + [1])
-        rows = layers.reshape(input, [-1, classes])
-        ids = layers.reshape(label, [-1, 1])
-        hot = layers.one_hot(ids, classes, allow_out_of_range=True)  # an ignored label outside [0, C) is zeros
-        kept = layers.cast(layers.not_equal(ids, layers.fill_constant([1], "int64", self.ignore_index)), input.dtype)
-        weights = kept if self.weight is None else layers.elementwise_mul(
-            layers.reduce_sum(layers.elementwise_mul(hot, self.weight, axis=-1), dim=1, keep_dim=True), kept)
-        picked = layers.reduce_sum(layers.elementwise_mul(hot, rows), dim=1, keep_dim=True)
-        loss = layers.scale(layers.elementwise_mul(picked, weights), -1.0)
-        if self.reduction == "sum":
-            return layers.reduce_sum(loss)
-        if self.reduction == "mean":
-            return layers.elementwise_div(layers.reduce_sum(loss), layers.reduce_sum(weights))
-        return layers.reshape(loss, [shape[0]] + shape[2:])
+        if len(shape) not in (2, 4):  # the op takes [N, C] or [N, C, H, W]
+            input = layers.reshape(input, [shape[0], shape[1], 1, -1])
+            label = layers.reshape(label, [shape[0], 1, -1])
+        inputs = {"X": [input], "Label": [label]}
+        if isinstance(self.weight, Variable):
+            inputs["Weight"] = [self.weight]
+        helper = LayerHelper("nll_loss")
+        out, total = (helper.create_variable_for_type_inference(input.dtype) for _ in range(2))
+        helper.append_op(type="nll_loss", inputs=inputs, outputs={"Out": [out], "Total_weight": [total]},
+                         attrs={"reduction": self.reduction, "ignore_index": self.ignore_index})
+        if len(shape) not in (2, 4) and self.reduction == "none":
+            out = layers.reshape(out, [shape[0]] + shape[2:])
+        return out
 
 
 for _layer in (BCELoss, L1Loss, MSELoss, NLLLoss):

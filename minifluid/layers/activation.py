@@ -80,11 +80,12 @@ def softshrink(x, alpha=None):
 
 
 def pow(x, factor=1.0, name=None):
-    """``x ** factor`` elementwise."""
+    """``x ** factor`` elementwise; a Variable ``factor`` (shape [1], float32) is read at run time."""
     check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), "pow")
     if isinstance(factor, Variable):
-        raise NotImplementedError("pow: a Variable factor (FactorTensor) is not supported by minifluid; "
-                                  "use elementwise_pow(x, factor)")
+        check_variable_and_dtype(factor, "factor", ("float32",), "pow")
+        factor.stop_gradient = True
+        return _append("pow", x, {}, name, inputs={"FactorTensor": [factor]})
     if not isinstance(factor, (int, float)):
         raise TypeError(f"factor must be float or Variable, but received {type(factor).__name__}")
     return _append("pow", x, {"factor": float(factor)}, name)

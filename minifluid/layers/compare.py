@@ -2,6 +2,8 @@
 
 Each appends one op whose boolean output has no gradient (``stop_gradient`` is set).
 """
+from ..errors import check_type
+from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 
@@ -17,6 +19,8 @@ def _compare(op_type, x, y, cond=None, force_cpu=None):
     if force_cpu is not None and not isinstance(force_cpu, bool):
         raise TypeError(f"The type of 'force_cpu' in {op_type} must be bool, but received "
                         f"{type(force_cpu).__name__}. ")
+    if cond is not None:
+        check_type(cond, "cond", (Variable,), op_type)
     helper = LayerHelper(op_type, x=x, y=y)
     if cond is None:
         cond = helper.create_variable_for_type_inference("bool", stop_gradient=True)
@@ -66,6 +70,8 @@ def _logical(op_type, x, y=None, out=None, name=None):
     if y is not None:
         check_variable_and_dtype(y, "y", ("bool",), op_type)
         inputs["Y"] = [y]
+    if out is not None:
+        check_type(out, "out", (Variable,), op_type)
     helper = LayerHelper(op_type, x=x, name=name)
     if out is None:
         out = helper.create_variable_for_type_inference("bool", stop_gradient=True)

@@ -85,6 +85,7 @@ def unique(x, dtype="int32"):
 
 def unique_with_counts(x, dtype="int32"):
     """``unique``'s ``(out, index)`` and ``count``, how many times each value of ``out`` appears (``x`` 1-D)."""
+    check_variable_and_dtype(x, "x", ("float32", "float64", "int32", "int64"), "unique_with_counts")
     if len(x.shape) != 1:
         raise ValueError(f"Op unique_with_counts, x must not be null and size of dim must be 1, got shape "
                          f"{list(x.shape)}")

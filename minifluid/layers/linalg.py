@@ -6,7 +6,7 @@ from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .creation import check_dtype
 from .manip import _op, clip, expand
-from .math import elementwise_add, elementwise_max, elementwise_min, elementwise_mul, matmul, scale
+from .math import elementwise_add, elementwise_max, elementwise_min, elementwise_mul, scale
 from .tensor import assign, reshape
 
 __all__ = ["addcmul", "addmm", "allclose", "clamp", "cross", "diag_embed", "dist", "kron", "meshgrid", "trace"]
@@ -84,9 +84,8 @@ def addmm(input, x, y, alpha=1.0, beta=1.0, name=None):
     """``beta * input + alpha * (x @ y)`` (``input`` broadcast onto the product)."""
     for v, label in ((input, "Input"), (x, "X"), (y, "Y")):
         check_variable_and_dtype(v, label, ("float32", "float64"), "addmm")
-    if len(x.shape) != 2 or len(y.shape) != 2:
-        raise ValueError(f"The input tensor X and Y of addmm must be 2-D, got {list(x.shape)} and {list(y.shape)}")
-    return elementwise_add(matmul(x, y, alpha=alpha), scale(input, beta), name=name)
+    return _op("addmm", {"Input": [input], "X": [x], "Y": [y]}, {"Alpha": float(alpha), "Beta": float(beta)},
+               x.dtype, name)
 
 
 def addcmul(input, tensor1, tensor2, value=1.0, out=None, name=None):

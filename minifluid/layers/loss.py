@@ -1,6 +1,7 @@
 """Loss layers: softmax_with_cross_entropy, cross_entropy, square_error_cost, sigmoid_cross_entropy_with_logits,
 smooth_l1, log_loss, huber_loss, label_smooth, mse_loss, rank_loss, margin_rank_loss, bpr_loss, kldiv_loss (ops in
 ops/ranking.py), dice_loss."""
+from ..framework import dygraph_mode
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper, known_attrs
 from .manip import one_hot
@@ -34,6 +35,9 @@ def cross_entropy(input, label, soft_label=False, ignore_index=_IGNORE_INDEX):
     """Cross entropy of probabilities ``input`` (e.g. a softmax output) against ``label``: fluid's
     ``cross_entropy2`` op for hard labels (outputs ``Y``, ``MatchX``, ``XShape``), ``cross_entropy``
     for soft ones."""
+    if not dygraph_mode.in_dygraph_mode():
+        check_variable_and_dtype(input, "input", ("float16", "float32", "float64"),
+                                 "cross_entropy" if soft_label else "cross_entropy2")
     helper = LayerHelper("cross_entropy", input=input)
     out = helper.create_variable_for_type_inference(input.dtype)
     if soft_label:

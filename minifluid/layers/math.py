@@ -1,5 +1,6 @@
 """Arithmetic layers: elementwise_* (generated from one table), scale, mean, reduce_*, matmul, mul, sum, logsumexp,
 has_inf / has_nan / isfinite, dot, bmm, t."""
+from ..framework import dygraph_mode
 from ..framework.variable import Variable
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
@@ -11,8 +12,14 @@ __all__ = ["bmm", "dot", "elementwise_add", "elementwise_div", "elementwise_floo
            "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "scale", "sum", "t"]
 
 
+_ELEMENTWISE_DTYPES = ("float16", "float32", "float64", "int32", "int64")
+
+
 def _elementwise_layer(op_type):
     def layer(x, y, axis=-1, act=None, name=None):
+        if not dygraph_mode.in_dygraph_mode():
+            check_variable_and_dtype(x, "x", _ELEMENTWISE_DTYPES, op_type)
+            check_variable_and_dtype(y, "y", _ELEMENTWISE_DTYPES, op_type)
         helper = LayerHelper(op_type, x=x, y=y, act=act, name=name)
         out = helper.create_variable_for_type_inference(x.dtype)
         helper.append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]}, attrs={"axis": axis})
@@ -43,6 +50,8 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 def mean(x, name=None):
     """Mean of all elements, shape [1]."""
+    if not dygraph_mode.in_dygraph_mode():
+        check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), "mean")
     helper = LayerHelper("mean", x=x, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="mean", inputs={"X": [x]}, outputs={"Out": [out]})
@@ -69,13 +78,37 @@ def _reduce_layer(op_type, dtypes=None):
     return layer
 
 
-reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = (
-    _reduce_layer("reduce_" + k) for k in ("sum", "mean", "max", "min", "prod"))
+_REDUCE_NUMBERS = ("float32", "float64", "int32", "int64")
+reduce_sum, reduce_mean = (_reduce_layer("reduce_" + k, _REDUCE_NUMBERS) for k in ("sum", "mean"))
+reduce_max, reduce_min, reduce_prod = (_reduce_layer("reduce_" + k) for k in ("max", "min", "prod"))
 reduce_all, reduce_any = _reduce_layer("reduce_all", ("bool",)), _reduce_layer("reduce_any", ("bool",))
 
 
+def _check_matmul(x, y, transpose_x, transpose_y):
+    """fluid's build-time checks: float Variables whose inner dimensions agree, and equal batch dimensions."""
+    check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), "matmul")
+    check_variable_and_dtype(y, "y", ("float16", "float32", "float64"), "matmul")
+    xs = [1] + list(x.shape) if len(x.shape) == 1 else list(x.shape)
+    ys = list(y.shape) + [1] if len(y.shape) == 1 else list(y.shape)
+    if transpose_x:
+        xs[-2], xs[-1] = xs[-1], xs[-2]
+    if transpose_y:
+        ys[-2], ys[-1] = ys[-1], ys[-2]
+    if xs[-1] != ys[-2] and xs[-1] != -1 and ys[-2] != -1:
+        raise ValueError(f"matmul: after the optional transposes, Input X's width should be equal to Y's height. "
+                         f"But received X's shape: {xs}, Y's shape: {ys}")
+    if len(xs) > 2 and len(ys) > 2:
+        for i, (dx, dy) in enumerate(zip(xs[:-2], ys[:-2])):
+            if dx >= 0 and dy >= 0 and dx != dy:
+                raise ValueError(f"matmul: when the matrices have more than 2 dimensions, their higher dimensions "
+                                 f"must be equal. But received x_shape[{i}] != y_shape[{i}]. X's shape: {xs}, "
+                                 f"Y's shape: {ys}.")
+
+
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
-    """Batched matrix product with optional transposes, scaled by ``alpha``."""
+    """Batched matrix product with optional transposes, scaled by ``alpha`` (the rules: ops/matmul.py)."""
+    if not dygraph_mode.in_dygraph_mode():
+        _check_matmul(x, y, transpose_x, transpose_y)
     helper = LayerHelper("matmul", x=x, y=y, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="matmul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
@@ -154,15 +187,11 @@ def dot(x, y, name=None):
 
 
 def bmm(x, y, name=None):
-    """Batched matrix product of ``[B, M, K]`` and ``[B, K, N]`` tensors (one ``matmul`` op)."""
-    for slot, v in (("X", x), ("Y", y)):
-        if len(v.shape) != 3:
-            raise ValueError(f"Input({slot}) of BmmOp must be 3-dimensional in BmmOp, but received {slot}'s shape: "
-                             f"{list(v.shape)}")
-    if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
-        raise ValueError(f"BmmOp needs X [B, M, K] and Y [B, K, N] with the same B and K, got {list(x.shape)} and "
-                         f"{list(y.shape)}")
-    return matmul(x, y, name=name)
+    """Batched matrix product of ``[B, M, K]`` and ``[B, K, N]`` tensors (one ``bmm`` op, ops/basic_math.py)."""
+    helper = LayerHelper("bmm", x=x, y=y, name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="bmm", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]})
+    return out
 
 
 def t(input, name=None):

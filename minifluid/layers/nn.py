@@ -7,11 +7,13 @@ Simple unary activations come from one table.
 """
 import numpy as np
 
+from ..errors import check_type
 from ..framework.program import default_main_program
 from ..framework.variable import Variable
 from ..ops import py_func as _py_func_op
 from . import wiring
 from .activation import _FLOAT, check_variable_and_dtype
+from .creation import check_dtype
 from .helper import LayerHelper, known_attrs
 
 __all__ = ["accuracy", "adaptive_pool2d", "batch_norm", "conv2d", "dropout", "fc", "pool2d", "py_func", "relu", "sigmoid",
@@ -31,8 +33,12 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     Each input of shape [d0, ..., dk] is flattened to 2-D at ``num_flatten_dims`` and gets its own
     weight ``fc_<n>.w_<i>`` of shape [prod(dims[num_flatten_dims:]), size]; the bias is ``fc_<n>.b_0``.
     """
+    check_type(input, "input", (list, tuple, Variable), "fc")
+    for i, x in enumerate(input if isinstance(input, (list, tuple)) else []):
+        check_type(x, f"input[{i}]", (Variable,), "fc")
     helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     dtype = helper.input_dtype()
+    check_dtype(dtype, "input", ("float16", "float32", "float64"), "fc")
     xs, in_sizes = [], []
     for x in helper.multiple_input():
         in_dims = x.shape[num_flatten_dims:]
@@ -127,6 +133,7 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
 
 def _unary_layer(op_type):
     def layer(x, name=None):
+        check_variable_and_dtype(x, "x", ("float16", "float32", "float64"), op_type)
         helper = LayerHelper(op_type, input=x, name=name)
         out = helper.create_variable_for_type_inference(x.dtype)
         helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]})

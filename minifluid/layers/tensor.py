@@ -100,8 +100,16 @@ def assign(input, output=None):
     return output
 
 
+_CAST_FROM = ("bool", "float16", "float32", "float64", "int32", "int64", "uint8")
+
+
 def cast(x, dtype):
-    """``x`` converted to ``dtype``."""
+    """``x`` converted to ``dtype`` (fluid 1.8's checks: a Variable of and to the dtypes its cast kernel has)."""
+    check_type(x, "x", (Variable,), "cast")
+    for what, value, kinds in (("x", x.dtype, _CAST_FROM), ("dtype", dtype, _CAST_FROM + ("int8",))):
+        if convert_dtype(value) not in kinds:
+            raise TypeError(f"The data type of '{what}' in cast must be {list(kinds)}, but received "
+                            f"{convert_dtype(value)}. ")
     helper = LayerHelper("cast", x=x)
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)

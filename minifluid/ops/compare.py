@@ -1,5 +1,5 @@
 """Comparison and logical ops (fluid's compare_op and logical_op families): boolean outputs, no gradient;
-and where, which picks between two tensors by a boolean one.
+equal_reduce, whether two tensors are equal everywhere; and where, which picks between two tensors by a boolean one.
 
 Comparisons broadcast Y onto X from ``axis`` as the elementwise ops do (ops/math.py); X must have at
 least as many dimensions as Y, as in fluid.
@@ -31,6 +31,17 @@ def _register_compare(name, ufunc):
 
 for _name, _ufunc in _COMPARE.items():
     _register_compare(_name, _ufunc)
+
+
+
+@register_op("equal_reduce", inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1}, no_gradient=True,
+             infer_shape=lambda attrs, x, y: (_compare_infer(attrs, x, y) and (1,), "bool"), share_lod={"Out": "X"})
+def _equal_reduce_forward(attrs, x, y):
+    """Whether X equals Y (broadcast onto X from ``axis``) everywhere: one bool, shape [1]."""
+    if x.ndim < y.ndim:
+        _compare_infer(attrs, x, y)
+    return array_module(x).equal(x, _y_view(x, y, attrs["axis"])).all().reshape(1)
+
 
 _LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}
 

@@ -1,5 +1,5 @@
-"""Losses computed element by element: sigmoid_cross_entropy_with_logits, smooth_l1_loss, log_loss,
-huber_loss, and label_smooth (which makes soft labels for them).
+"""Losses computed element by element: sigmoid_cross_entropy_with_logits, smooth_l1_loss, squared_l2_distance,
+log_loss, huber_loss, hinge_loss, modified_huber_loss, and label_smooth (which makes soft labels for them).
 
 Each kernel is a few numpy calls over the whole batch; each gradient is its closed form.
 """
@@ -65,6 +65,40 @@ def _smooth_l1_backward(attrs, ins, outs, douts, need):
 
 
 # --- log_loss: binary cross entropy of probabilities ---------------------------------------------------
+# --- squared_l2_distance: per row, the squared distance of X's row to Y's (Y's one row shared) -----------------
+def _sq_l2_infer(attrs, x, y):
+    xs, ys = tuple(x.shape), tuple(y.shape)
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError(f"squared_l2_distance: Input(X) and Input(Y) should have the same rank, at least 2. But "
+                         f"received X's shape = {list(xs)} and Y's shape = {list(ys)}")
+    cols_x, cols_y = int(np.prod(xs[1:])), int(np.prod(ys[1:]))
+    if cols_x >= 0 and cols_y >= 0 and min(xs[1:] + ys[1:]) >= 0 and cols_x != cols_y:
+        raise ValueError(f"squared_l2_distance: Input(X) and Input(Y) should have the same size per row. But received "
+                         f"X's shape = {list(xs)} and Y's shape = {list(ys)}")
+    if xs[0] >= 0 and ys[0] >= 0 and ys[0] not in (1, xs[0]):
+        raise ValueError(f"squared_l2_distance: the first dimension of Input(Y) must be 1 or X's first dimension. "
+                         f"But received X's shape = {list(xs)} and Y's shape = {list(ys)}")
+    return ((xs[0], cols_x if min(xs[1:]) >= 0 else -1), x.dtype), ((xs[0], 1), x.dtype)
+
+
+@register_op("squared_l2_distance", inputs=("X", "Y"), outputs=("sub_result", "Out"), infer_shape=_sq_l2_infer,
+             share_lod={"Out": "X"})
+def _sq_l2_forward(attrs, x, y):
+    _sq_l2_infer(attrs, x, y)
+    sub = x.reshape(x.shape[0], -1) - y.reshape(y.shape[0], -1)
+    return sub, (sub * sub).sum(axis=1, keepdims=True)
+
+
+@register_grad("squared_l2_distance")
+def _sq_l2_backward(attrs, ins, outs, douts, need):
+    x, y = ins
+    g = 2 * douts[1].reshape(-1, 1) * outs[0]
+    dy = None
+    if need[1]:
+        dy = (-g if y.shape[0] == x.shape[0] else -g.sum(axis=0, keepdims=True)).reshape(y.shape)
+    return (g.reshape(x.shape) if need[0] else None), dy
+
+
 @register_op("log_loss", inputs=("Predicted", "Labels"), outputs=("Loss",), attrs={"epsilon": 1e-4},
              no_grad_inputs=("Labels",), infer_shape=same_as(0), share_lod={"Loss": "Predicted"})
 def _log_loss_forward(attrs, p, label):
@@ -106,3 +140,43 @@ def _label_smooth_forward(attrs, x, prior):
 @register_grad("label_smooth")
 def _label_smooth_backward(attrs, ins, outs, douts, need):
     return ((1 - attrs["epsilon"]) * douts[0]).astype(douts[0].dtype, copy=False), None
+
+
+# --- hinge_loss and modified_huber_loss: margins of {0, 1} labels taken as {-1, 1} -----------------------------
+def _pair_infer(what, a, b, out_shape):
+    if len(a.shape) != 2 or a.shape[1] not in (1, -1) or tuple(a.shape) != tuple(b.shape) and -1 not in a.shape:
+        raise ValueError(f"{what}: the input and the label must both be [N, 1], but received "
+                         f"{list(a.shape)} and {list(b.shape)}")
+    return out_shape
+
+
+@register_op("hinge_loss", inputs=("Logits", "Labels"), outputs=("Loss",), no_grad_inputs=("Labels",),
+             infer_shape=lambda attrs, x, y: _pair_infer("hinge_loss", x, y, ((x.shape[0], 1), x.dtype)))
+def _hinge_loss_forward(attrs, x, y):
+    """max(0, 1 - x * (2y - 1))."""
+    return array_module(x).maximum(1 - x * (2 * y - 1), 0).astype(x.dtype, copy=False)
+
+
+@register_grad("hinge_loss")
+def _hinge_loss_backward(attrs, ins, outs, douts, need):
+    x, y = ins
+    sign = 2 * y - 1
+    return (douts[0] * (x * sign < 1) * -sign).astype(x.dtype, copy=False), None
+
+
+@register_op("modified_huber_loss", inputs=("X", "Y"), outputs=("IntermediateVal", "Out"), no_grad_inputs=("Y",),
+             infer_shape=lambda attrs, x, y: _pair_infer("modified_huber_loss", x, y,
+                                                         ((x.shape, x.dtype), ((x.shape[0], 1), x.dtype))))
+def _modified_huber_forward(attrs, x, y):
+    """v = x * (2y - 1); -4v below -1, (1 - v)^2 below 1, else 0. IntermediateVal keeps v for the gradient."""
+    xp = array_module(x)
+    v = x * (2 * y - 1)
+    return v, xp.where(v < -1, -4 * v, xp.where(v < 1, (1 - v) ** 2, 0)).astype(x.dtype, copy=False)
+
+
+@register_grad("modified_huber_loss")
+def _modified_huber_backward(attrs, ins, outs, douts, need):
+    (x, y), v = ins, outs[0]
+    xp, sign = array_module(x), 2 * y - 1
+    d = xp.where(v < -1, -4 * sign, xp.where(v < 1, -2 * (1 - v) * sign, 0)) * douts[1]
+    return d.astype(x.dtype, copy=False), None

@@ -1,4 +1,5 @@
-"""Matrix-shaped ops of fluid 1.8: trace, kron, cross, dist (with gradients), allclose, diag_embed (no gradient)."""
+"""Matrix-shaped ops of fluid 1.8: trace, kron, cross, dist, addmm (with gradients), allclose, diag_embed (no
+gradient)."""
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
@@ -177,3 +178,42 @@ def _diag_embed_forward(attrs, x):
     r, c = _diagonal_positions(xp, n, n, attrs["offset"])
     out[..., r, c] = x
     return xp.moveaxis(out, (-2, -1), (d1, d2))
+
+
+# --- addmm: Beta * Input + Alpha * X @ Y, Input's rows or columns broadcast when 1 --------------------------------
+def _addmm_infer(attrs, inp, x, y):
+    for what, shape in (("input", inp.shape), ("x", x.shape), ("y", y.shape)):
+        if len(shape) != 2:
+            raise ValueError(f"addmm: the input tensor {what}'s dimension must be 2. But received {what}'s "
+                             f"dimension = {len(shape)} (shape {list(shape)}).")
+    (m, k), (k2, n) = x.shape, y.shape
+    if k >= 0 and k2 >= 0 and k != k2:
+        raise ValueError(f"addmm: the input tensor X's width must be equal with matrix Y's height. But received "
+                         f"X's shape = {list(x.shape)}, Y's shape = {list(y.shape)}.")
+    for got, want in zip(inp.shape, (m, n)):
+        if got not in (1, want) and got >= 0 and want >= 0:
+            raise ValueError(f"addmm: Input's shape {list(inp.shape)} does not broadcast to the product's "
+                             f"[{m}, {n}] (x {list(x.shape)}, y {list(y.shape)}).")
+    return ((m, n), x.dtype)
+
+
+@register_op("addmm", inputs=("Input", "X", "Y"), outputs=("Out",),
+             attrs={"Alpha": 1.0, "Beta": 1.0, "use_mkldnn": False}, infer_shape=_addmm_infer,
+             share_lod={"Out": "Input"})
+def _addmm_forward(attrs, inp, x, y):
+    _addmm_infer(attrs, inp, x, y)
+    out = (x @ y) * attrs["Alpha"] + inp * attrs["Beta"]
+    return out.astype(x.dtype, copy=False)
+
+
+@register_grad("addmm")
+def _addmm_backward(attrs, ins, outs, douts, need):
+    inp, x, y = ins
+    d = douts[0]
+    dinp = None
+    if need[0]:
+        dinp = d.sum(axis=tuple(i for i in range(2) if inp.shape[i] == 1 and d.shape[i] != 1), keepdims=True)
+        dinp = (dinp * attrs["Beta"]).astype(inp.dtype, copy=False)
+    da = d * attrs["Alpha"]
+    return (dinp, (da @ y.T).astype(x.dtype, copy=False) if need[1] else None,
+            (x.T @ da).astype(y.dtype, copy=False) if need[2] else None)

@@ -1,4 +1,4 @@
-"""Loss and metric ops: softmax_with_cross_entropy, cross_entropy(2), accuracy, top_k.
+"""Loss and metric ops: softmax_with_cross_entropy, cross_entropy(2), accuracy, top_k, nll_loss.
 
 Hard labels are int64 class ids with the class axis of size 1 ([N, 1] for [N, C] inputs);
 rows whose label equals ``ignore_index`` get loss 0 and gradient 0.
@@ -120,11 +120,11 @@ def _cross_entropy_backward(attrs, ins, outs, douts, need):
 @register_op("cross_entropy2", inputs=("X", "Label"), outputs=("Y", "XShape", "MatchX"), attrs={"ignore_index": -100},
              no_grad_inputs=("Label",),
              infer_shape=lambda attrs, x, label: (_xent_infer(attrs, x, label), ((0,) + tuple(x.shape), x.dtype),
-                                                  _xent_infer(attrs, x, label)))
+                                                  (_class_axis_one(x.shape, -1), x.dtype)))
 def _cross_entropy2_forward(attrs, x, label):
     y, picked, _, _ = _xent_hard(x, label, attrs["ignore_index"])
     xshape = array_module(x).empty((0,) + x.shape, x.dtype)  # fluid's XShape: [0] + X's dims, holds no data
-    return _like_label(y, x, label), xshape, _like_label(picked, x, label)
+    return _like_label(y, x, label), xshape, picked  # MatchX keeps X's rank: [..., 1]
 
 
 @register_grad("cross_entropy2")
@@ -173,3 +173,64 @@ def _top_k_backward(attrs, ins, outs, douts, need):
     xp = array_module(x)
     onehot = indices[..., :, None] == xp.arange(x.shape[-1])  # [..., k, C]
     return (dout[..., :, None] * onehot).sum(axis=-2).astype(x.dtype, copy=False), None
+
+
+# --- nll_loss: -Weight[label] * X[n, label] for log-probabilities X [N, C] or [N, C, H, W] ----------------------
+def _nll_infer(attrs, x, label, weight=None):
+    xs, ls = tuple(x.shape), tuple(label.shape)
+    if len(xs) not in (2, 4):
+        raise ValueError(f"nll_loss: the tensor rank of Input(X) must be 2 or 4, but received X's shape {list(xs)}")
+    want = (xs[0],) if len(xs) == 2 else (xs[0],) + xs[2:]
+    if len(ls) != len(want) or any(a != b and a >= 0 and b >= 0 for a, b in zip(ls, want)):
+        raise ValueError(f"nll_loss: Input(Label)'s shape {list(ls)} does not match Input(X)'s {list(xs)} (expected "
+                         f"{list(want)})")
+    if weight is not None and (len(weight.shape) != 1 or weight.shape[0] not in (xs[1], -1) and xs[1] >= 0):
+        raise ValueError(f"nll_loss: Input(Weight) should be a 1-D tensor of the class number {xs[1]}, but received "
+                         f"shape {list(weight.shape)}")
+    return (want if attrs["reduction"] == "none" else (1,), x.dtype), ((1,), x.dtype)
+
+
+def _nll_pick(attrs, x, label, weight):
+    """(the picked log-probabilities, each position's weight (0 where ignored), the labels made safe to index)."""
+    xp = array_module(x)
+    label = label.astype(np.int64, copy=False)
+    kept = label != attrs["ignore_index"]
+    n_class = x.shape[1]
+    if bool((kept & ((label < 0) | (label >= n_class))).any()):
+        bad = int(label[kept & ((label < 0) | (label >= n_class))].reshape(-1)[0])
+        raise ValueError(f"nll_loss: label should not be out of bounds: got {bad}, classes [0, {n_class}) "
+                         f"(ignore_index {attrs['ignore_index']})")
+    safe = xp.where(kept, label, 0)
+    picked = xp.take_along_axis(x, safe[:, None], axis=1)[:, 0]
+    w = kept.astype(x.dtype) if weight is None else weight[safe] * kept
+    return picked, w, safe
+
+
+@register_op("nll_loss", inputs=("X", "Label", "Weight"), outputs=("Out", "Total_weight"), optional=("Weight",),
+             no_grad_inputs=("Label", "Weight"), attrs={"ignore_index": -100, "reduction": "mean"},
+             infer_shape=_nll_infer)
+def _nll_loss_forward(attrs, x, label, weight=None):
+    """Per position (``reduction='none'``, Total_weight 0), summed, or summed over the kept weights ('mean')."""
+    if attrs["reduction"] not in ("none", "sum", "mean"):
+        raise ValueError(f"nll_loss: reduction must be 'none', 'sum' or 'mean', but received {attrs['reduction']!r}")
+    _nll_infer(attrs, x, label, weight)
+    picked, w, _ = _nll_pick(attrs, x, label, weight)
+    loss = -picked * w
+    if attrs["reduction"] == "none":
+        return loss, np.zeros(1, x.dtype)
+    total = w.sum()
+    out = loss.sum() / total if attrs["reduction"] == "mean" and total != 0 else loss.sum()
+    return np.asarray(out, x.dtype).reshape(1), np.asarray(total, x.dtype).reshape(1)
+
+
+@register_grad("nll_loss")
+def _nll_loss_backward(attrs, ins, outs, douts, need):
+    x, label, weight = ins
+    _, w, safe = _nll_pick(attrs, x, label, weight)
+    d = douts[0]
+    if attrs["reduction"] != "none":
+        total = outs[1].reshape(()) if attrs["reduction"] == "mean" and outs[1].reshape(()) != 0 else 1
+        d = d.reshape(()) / total
+    dx = array_module(x).zeros_like(x)
+    array_module(x).put_along_axis(dx, safe[:, None], (-w * d)[:, None].astype(x.dtype), axis=1)
+    return dx, None, None

@@ -1,4 +1,4 @@
-"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, matmul, mean, sum, and the small
+"""Arithmetic ops: elementwise_* (fluid's axis broadcasting), scale, mul, fc, mean, sum, and the small
 ops regularizers, gradient clipping and learning-rate schedules append: sign, clip, clip_by_norm,
 squared_l2_norm, increment, floor; cos_sim.
 
@@ -12,6 +12,11 @@ from . import parallel
 from .parallel import into
 from .channels import ChannelView
 from .registry import array_module, grad_var_name, register_grad, register_op, same_as
+
+def _c_div(x, y):
+    """Integer division as C's / (truncating toward zero; numpy's // floors), in x's dtype."""
+    return (x // y + ((x % y != 0) & ((x < 0) != (y < 0)))).astype(x.dtype, copy=False)
+
 
 # --- broadcasting helpers -------------------------------------------------------------
 
@@ -113,6 +118,8 @@ def _register_elementwise(name, forward, grad_x, grad_y, kernel=None):
     def backward(attrs, ins, outs, douts, need):
         x, y = ins
         dout = douts[0]
+        if dout is None:  # an integer result has no gradient
+            return None, None
         yv = _y_view(x, y, attrs["axis"])
         dx = _unbroadcast(grad_x(x, yv, dout), x.shape) if need[0] else None
         dy = _unbroadcast(grad_y(x, yv, dout), yv.shape).reshape(y.shape) if need[1] else None
@@ -124,7 +131,8 @@ def _register_elementwise(name, forward, grad_x, grad_y, kernel=None):
 _register_elementwise("elementwise_add", lambda x, y: x + y, lambda x, y, d: d, _add_grad_y, kernel=_add_forward)
 _register_elementwise("elementwise_sub", lambda x, y: x - y, lambda x, y, d: d, lambda x, y, d: -d)
 _register_elementwise("elementwise_mul", lambda x, y: x * y, lambda x, y, d: d * y, lambda x, y, d: d * x)
-_register_elementwise("elementwise_div", lambda x, y: x / y, lambda x, y, d: d / y,
+_register_elementwise("elementwise_div", lambda x, y: x / y if x.dtype.kind in "fc" else _c_div(x, y),
+                      lambda x, y, d: d / y,
                       lambda x, y, d: -d * x / (y * y))
 _register_elementwise("elementwise_max", lambda x, y: array_module(x).maximum(x, y),
                       lambda x, y, d: d * (x >= y), lambda x, y, d: d * (x < y))
@@ -152,7 +160,7 @@ def _register_division(name, ints, floats=None):
 
 # integer division truncates toward zero (C's /), the remainder takes the dividend's sign (C's %); a float
 # remainder takes the divisor's sign (fmod(y + fmod(x, y), y))
-_register_division("elementwise_floordiv", lambda xp, x, y: x // y + ((x % y != 0) & ((x < 0) != (y < 0))))
+_register_division("elementwise_floordiv", lambda xp, x, y: _c_div(x, y))
 _register_division("elementwise_mod", lambda xp, x, y: xp.fmod(x, y), lambda xp, x, y: xp.fmod(y + xp.fmod(x, y), y))
 # --- scale ------------------------------------------------------------------------------
 def _scale_factor(attrs, scale_t):
@@ -206,48 +214,40 @@ def _mul_backward(attrs, ins, outs, douts, need):
     return dx, dy
 
 
-# --- matmul --------------------------------------------------------------------------------
-def _matmul_infer(attrs, x, y):
-    xs, ys = list(x.shape), list(y.shape)
-    if attrs["transpose_X"] and len(xs) >= 2:
-        xs[-1], xs[-2] = xs[-2], xs[-1]
-    if attrs["transpose_Y"] and len(ys) >= 2:
-        ys[-1], ys[-2] = ys[-2], ys[-1]
-    if len(ys) == 1:
-        return (tuple(xs[:-1]), x.dtype)
-    batch = xs[:-2] if len(xs) >= len(ys) else ys[:-2]
-    rows = xs[-2:-1] if len(xs) >= 2 else []
-    return (tuple(batch) + tuple(rows) + (ys[-1],), x.dtype)
+# --- fc: the fused inference op, Input flattened at in_num_col_dims times W, plus Bias, optionally relu ----------
+def _fc_infer(attrs, x, w, bias=None):
+    pad = 4 if attrs["padding_weights"] else 0
+    n = attrs["in_num_col_dims"]
+    if len(w.shape) != 2:
+        raise ValueError(f"fc: the weights W should be a 2-D tensor, but received shape {list(w.shape)}")
+    if not 0 < n < len(x.shape):
+        raise ValueError(f"fc: the rank of Input ({len(x.shape)}) should be larger than in_num_col_dims ({n})")
+    rows, cols = w.shape[0] - pad, w.shape[1] - pad
+    width = int(np.prod(x.shape[n:]))
+    if min(x.shape[n:]) >= 0 and rows >= 0 and width != rows:
+        raise ValueError(f"fc: Fully Connected input and weight size do not match. input width: {width}, weight "
+                         f"height: {rows} (Input {list(x.shape)}, in_num_col_dims {n}, W {list(w.shape)})")
+    if bias is not None and cols >= 0 and min(bias.shape) >= 0 and tuple(bias.shape) not in ((cols,), (1, cols)):
+        raise ValueError(f"fc: the shape of Bias {list(bias.shape)} is invalid: it should be [{cols}] or [1, {cols}]")
+    if attrs["activation_type"] not in ("", "relu"):
+        raise ValueError(f"fc: activation {attrs['activation_type']!r} is not supported in fc now (only 'relu')")
+    return (tuple(x.shape[:n]) + (cols,), x.dtype)
 
 
-def _t(a, flag):
-    return a.swapaxes(-1, -2) if flag and a.ndim >= 2 else a
-
-
-@register_op("matmul", inputs=("X", "Y"), outputs=("Out",),
-             attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0}, infer_shape=_matmul_infer,
-             share_lod={"Out": "X"}, grad_share_lod={})
-def _matmul_forward(attrs, x, y):
-    a, b = _t(x, attrs["transpose_X"]), _t(y, attrs["transpose_Y"])
-    out = parallel.matmul(a, b) if a.ndim == 2 and b.ndim == 2 else a @ b
-    return out if attrs["alpha"] == 1.0 else out * attrs["alpha"]
-
-
-@register_grad("matmul")
-def _matmul_backward(attrs, ins, outs, douts, need):
-    x, y = ins
-    tx, ty, alpha = attrs["transpose_X"], attrs["transpose_Y"], attrs["alpha"]
-    d = douts[0] * alpha if alpha != 1.0 else douts[0]
-    xe, ye = (x[None, :] if x.ndim == 1 else x), (y[:, None] if y.ndim == 1 else y)
-    de = d.reshape(d.shape + (1,)) if y.ndim == 1 else (d[..., None, :] if x.ndim == 1 else d)
-    dx = dy = None
-    if need[0]:
-        dxe = de @ _t(ye, not ty) if not tx else _t(ye, ty) @ _t(de, True)
-        dx = _unbroadcast(dxe, xe.shape).reshape(x.shape)
-    if need[1]:
-        dye = _t(xe, not tx) @ de if not ty else _t(de, True) @ _t(xe, tx)
-        dy = _unbroadcast(dye, ye.shape).reshape(y.shape)
-    return dx, dy
+@register_op("fc", inputs=("Input", "W", "Bias"), outputs=("Out",), optional=("Bias",), no_gradient=True,
+             attrs={"in_num_col_dims": 1, "activation_type": "", "use_mkldnn": False, "padding_weights": False},
+             infer_shape=_fc_infer, share_lod={"Out": "Input"})
+def _fc_forward(attrs, x, w, bias=None):
+    """``padding_weights``: W holds 4 extra rows and columns (a padded layout) that take no part."""
+    shape, _ = _fc_infer(attrs, x, w, bias)
+    if attrs["padding_weights"]:
+        w = w[:-4, :-4]
+    out = parallel.matmul(_flat2(x, attrs["in_num_col_dims"]), w)
+    if bias is not None:
+        out += bias.reshape(1, -1)
+    if attrs["activation_type"] == "relu":
+        np.maximum(out, 0, out=out)
+    return out.reshape(shape)
 
 
 # --- mean and sum --------------------------------------------------------------------------
@@ -282,9 +282,21 @@ def _sum_backward(attrs, ins, outs, douts, need):
 
 
 # --- ops used by regularizers and gradient clipping ------------------------------------------------
-@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0), no_gradient=True)
+@register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_as(0))
 def _sign_forward(attrs, x):
     return array_module(x).sign(x)
+
+
+def _sign_backward(attrs, ins, outs, douts, need):
+    return (array_module(douts[0]).zeros_like(douts[0]),)
+
+
+@register_grad("sign", builder=True, eager=_sign_backward)
+def _build_sign_grad(op, grads):
+    """fluid's gradient of sign: zeros, as a scale of Out@GRAD by 0."""
+    if grads.output("Out")[0] is None:
+        return []
+    return [("scale", {"X": grads.output("Out")}, {"Out": grads.input("X")}, {"scale": 0.0})]
 
 
 @register_op("clip", inputs=("X",), outputs=("Out",), attrs={"min": -1.0, "max": 1.0}, infer_shape=same_as(0),

@@ -11,18 +11,30 @@ def _sigmoid(xp, v):
 
 
 # --- rank_loss: RankNet's log(1 + exp(left - right)) - label * (left - right) ------------------------------------
+def _rank_loss_infer(attrs, label, left, right):
+    """Each input is [N] or [N, 1] (they are read as flat vectors); Out has Label's shape."""
+    for name, shape in (("Label", label.shape), ("Left", left.shape), ("Right", right.shape)):
+        if len(shape) not in (1, 2) or len(shape) == 2 and shape[1] != 1:
+            raise ValueError(f"rank_loss: Input({name}) must be [N] or [N, 1], but received shape {list(shape)}")
+        if shape[0] >= 0 and label.shape[0] >= 0 and shape[0] != label.shape[0]:
+            raise ValueError(f"rank_loss: the first dimension of Input(Label) and Input({name}) must have the same "
+                             f"value. But received Label.dims[0]={label.shape[0]}, {name}.dims[0]={shape[0]}.")
+    return (label.shape, left.dtype)
+
+
 @register_op("rank_loss", inputs=("Label", "Left", "Right"), outputs=("Out",), no_grad_inputs=("Label",),
-             infer_shape=lambda attrs, label, left, right: (left.shape, left.dtype))
+             infer_shape=_rank_loss_infer)
 def _rank_loss_forward(attrs, label, left, right):
-    diff = left - right
-    return _softplus(array_module(diff), diff) - label * diff
+    _rank_loss_infer(attrs, label, left, right)
+    diff = left.reshape(-1) - right.reshape(-1)
+    return (_softplus(array_module(diff), diff) - label.reshape(-1) * diff).reshape(label.shape)
 
 
 @register_grad("rank_loss")
 def _rank_loss_backward(attrs, ins, outs, douts, need):
     (label, left, right), dout = ins, douts[0]
-    g = dout * (_sigmoid(array_module(left), left - right) - label)
-    return None, (g if need[1] else None), (-g if need[2] else None)
+    g = dout.reshape(-1) * (_sigmoid(array_module(left), left.reshape(-1) - right.reshape(-1)) - label.reshape(-1))
+    return None, (g.reshape(left.shape) if need[1] else None), (-g.reshape(right.shape) if need[2] else None)
 
 
 # --- margin_rank_loss: max(0, -label * (x1 - x2) + margin); Activated marks where it is positive ------------------

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
+__all__ = ["InvalidArgumentError", "OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
            "same_as", "GRAD_SUFFIX", "grad_var_name", "COMMON_ATTRS", "OpRole", "EMPTY_VAR_NAME"]
 
 GRAD_SUFFIX = "@GRAD"
@@ -142,6 +142,11 @@ def _caller_site(depth=2):
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
+class InvalidArgumentError(ValueError, RuntimeError):
+    """A kernel refuses its arguments at run time: a ValueError, and the RuntimeError minifluid's core calls
+    ``EnforceNotMet`` (what fluid raised there), so either ``except`` catches it."""
+
+
 def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),
                 no_grad_inputs=(), produces_lod=False, no_gradient=False, context=False, share_lod=None,
                 grad_share_lod=None):
@@ -168,7 +173,7 @@ def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=
     return deco
 
 
-def register_grad(type, builder=False, reads=None, when=None):
+def register_grad(type, builder=False, reads=None, when=None, eager=None):
     """Decorator registering ``fn`` as the gradient of ``type``: a grad kernel, from which the
     ``<type>_grad`` spec is derived, or with ``builder=True`` a builder of grad ops (module docstring).
     ``reads``: the forward input/output slots the grad kernel uses (default all); append_backward wires
@@ -176,6 +181,8 @@ def register_grad(type, builder=False, reads=None, when=None):
     values alive until the backward pass (NOTE [ Freeing intermediates ] in executor/executor.py).
     ``when``: a predicate on the forward Operator, for an op whose instances have a gradient or not by
     their attrs (py_func without a backward function); append_backward treats the others as gradient-free.
+    ``eager``: with ``builder=True``, a grad kernel (grad convention) for dygraph and the op checker, which
+    run no grad ops (cast's gradient is a cast op in a Program, this kernel in dygraph).
     Refuses a second gradient and one for an op registered with ``no_gradient=True``."""
     def deco(fn):
         fwd = get_op_spec(type)
@@ -188,7 +195,7 @@ def register_grad(type, builder=False, reads=None, when=None):
         fwd.grad_source = site
         fwd.grad_when = when
         if builder:
-            fwd.grad_builder = fn
+            fwd.grad_builder, fwd.grad = fn, eager
             return fn
         fwd.grad = fn
         fwd.grad_reads = None if reads is None else frozenset(reads)

@@ -3,7 +3,7 @@ fill_any_like, assign, cast, random initialisers."""
 import numpy as np
 
 from ..dtypes import convert_dtype, to_numpy_dtype
-from .registry import array_module, register_grad, register_op, same_as
+from .registry import InvalidArgumentError, array_module, register_grad, register_op, same_as
 from .tensor_attrs import int_list, known_list
 
 
@@ -66,9 +66,17 @@ def _cast_forward(attrs, x):
     return x.astype(to_numpy_dtype(attrs["out_dtype"]))
 
 
-@register_grad("cast")
 def _cast_backward(attrs, ins, outs, douts, need):
     return (douts[0].astype(ins[0].dtype),)
+
+
+@register_grad("cast", builder=True, eager=_cast_backward)
+def _build_cast_grad(op, grads):
+    """fluid's gradient of a cast: a cast of Out@GRAD back to X's dtype (no ``cast_grad`` op type)."""
+    if grads.output("Out")[0] is None:
+        return []
+    attrs = {"in_dtype": op.attrs["out_dtype"], "out_dtype": op.attrs["in_dtype"]}
+    return [("cast", {"X": grads.output("Out")}, {"Out": grads.input("X")}, attrs)]
 
 
 def _rng(attrs):
@@ -151,7 +159,12 @@ def _fill_zeros_like_forward(attrs, x):
              no_gradient=True)
 def _fill_any_like_forward(attrs, x):
     dtype = x.dtype if attrs["dtype"] == -1 else to_numpy_dtype(attrs["dtype"])
-    return array_module(x).full(x.shape, attrs["value"], dtype=dtype)
+    value = attrs["value"]
+    info = np.finfo(dtype) if dtype.kind in "fc" else np.iinfo(dtype) if dtype.kind in "iu" else None
+    if value != value or (info is not None and not info.min <= value <= info.max):
+        raise InvalidArgumentError(f"fill_any_like: the filled value {value} is NaN or out of the range of the "
+                                   f"output's dtype {dtype.name} ([{info.min}, {info.max}])")
+    return array_module(x).full(x.shape, value, dtype=dtype)
 
 
 # --- fill_constant_batch_size_like: a constant whose batch dim follows the input's ------------------------

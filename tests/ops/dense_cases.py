@@ -79,6 +79,11 @@ for _op, _f in {"less_than": np.less, "less_equal": np.less_equal, "greater_than
     case(_op, inputs={"X": _CX, "Y": _CY}, reference=lambda X, Y, f=_f: f(X, Y))
     case(_op, "y3-axis1", inputs={"X": _CX, "Y": np.array([0.0, 1.0, 2.0])}, attrs={"axis": 1},
          reference=lambda X, Y, f=_f: f(X, Y.reshape(1, 3, 1)))
+case("equal_reduce", "equal-y-broadcast", inputs={"X": np.tile(np.arange(3.0)[None, :, None], (2, 1, 4)),
+                                                  "Y": np.arange(3.0)}, attrs={"axis": 1},
+     reference=lambda X, Y: np.array([True]))
+case("equal_reduce", "one-differs", inputs={"X": np.arange(6.0).reshape(2, 3), "Y": np.arange(6.0).reshape(2, 3) % 5},
+     reference=lambda X, Y: np.array([False]))
 _BX, _BY = rng.integers(0, 2, (3, 4)).astype(bool), rng.integers(0, 2, (3, 4)).astype(bool)
 for _op, _f in {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}.items():
     case(_op, inputs={"X": _BX, "Y": _BY}, reference=lambda X, Y, f=_f: f(X, Y))
@@ -355,3 +360,57 @@ case("mean_iou", inputs={"Predictions": np.array([[0, 1, 2], [2, 2, 1]], np.int3
 _WC = rng.integers(0, 2, (3, 4)).astype(bool)
 case("where", inputs={"Condition": _WC, "X": normal(3, 4), "Y": normal(3, 4)},
      reference=lambda Condition, X, Y: np.where(Condition, X, Y))
+
+# --- squared_l2_distance (fixed inputs: appended cases leave the generator's sequence above unchanged) ----------
+_SQX = np.sin(np.arange(24.0)).reshape(4, 2, 3)
+case("squared_l2_distance", "rows", inputs={"X": _SQX, "Y": np.cos(np.arange(24.0)).reshape(4, 2, 3)},
+     grad_outputs=["Out"], reference=lambda X, Y: ((X - Y).reshape(4, 6),
+                                                   ((X - Y) ** 2).reshape(4, 6).sum(1, keepdims=True)))
+case("squared_l2_distance", "y-one-row", inputs={"X": _SQX.reshape(4, 6), "Y": np.linspace(-1, 1, 6)[None]},
+     grad_outputs=["Out"], reference=lambda X, Y: (X - Y, ((X - Y) ** 2).sum(1, keepdims=True)))
+# fc, the fused inference op (no gradient): Input flattened at in_num_col_dims, a [1, O] or [O] bias, relu
+_FCX, _FCW = np.cos(np.arange(24.0)).reshape(2, 3, 4), np.sin(np.arange(60.0)).reshape(12, 5)
+case("fc", "relu-bias", inputs={"Input": _FCX, "W": _FCW, "Bias": np.linspace(-1, 1, 5)[None]},
+     attrs={"activation_type": "relu"}, reference=lambda Input, W, Bias: np.maximum(Input.reshape(2, 12) @ W + Bias, 0))
+case("fc", "num-col-dims2", inputs={"Input": _FCX, "W": _FCW[:4]}, attrs={"in_num_col_dims": 2},
+     reference=lambda Input, W: Input @ W)
+case("fc", "padding_weights", inputs={"Input": _FCX.reshape(2, 12), "W": np.pad(_FCW, ((0, 4), (0, 4)), constant_values=9),
+                                      "Bias": np.ones(5)}, attrs={"padding_weights": True},
+     reference=lambda Input, W, Bias: Input @ W[:-4, :-4] + 1)
+# rank_loss reads its [N] / [N, 1] inputs as flat vectors; Out takes Label's shape
+_RL = np.cos(np.arange(5.0))
+case("rank_loss", "label-1d", inputs={"Label": (np.arange(5) % 2) * 1.0, "Left": _RL[:, None], "Right": _RL[::-1, None]},
+     reference=lambda Label, Left, Right: np.log1p(np.exp(Left[:, 0] - Right[:, 0])) - Label * (Left - Right)[:, 0])
+case("rank_loss", "right-1d", inputs={"Label": (np.arange(5)[:, None] % 2) * 1.0, "Left": _RL[:, None], "Right": _RL},
+     reference=lambda Label, Left, Right: np.log1p(np.exp(Left - Right[:, None])) - Label * (Left - Right[:, None]))
+case("pow", "factor-tensor", inputs={"X": np.linspace(0.5, 2.0, 12).reshape(3, 4), "FactorTensor": np.array([2.5])},
+     attrs={"factor": 7.0}, reference=lambda X, FactorTensor: X ** 2.5)
+# hinge_loss / modified_huber_loss (margins kept off their kinks at 1 and -1), minus, l1_norm, bmm
+_HL_X, _HL_Y = np.array([[-2.3], [-0.4], [0.3], [1.6], [0.7], [-1.4]]), np.array([[0.0], [1.0], [1.0], [0.0], [0.0], [1.0]])
+case("hinge_loss", inputs={"Logits": _HL_X, "Labels": _HL_Y},
+     reference=lambda Logits, Labels: np.maximum(1 - Logits * (2 * Labels - 1), 0))
+case("modified_huber_loss", inputs={"X": _HL_X, "Y": _HL_Y}, grad_outputs=["Out"],
+     reference=lambda X, Y: (X * (2 * Y - 1), np.where(X * (2 * Y - 1) < -1, -4 * X * (2 * Y - 1),
+                                                       np.where(X * (2 * Y - 1) < 1, (1 - X * (2 * Y - 1)) ** 2, 0))))
+case("minus", inputs={"X": _SQX, "Y": _SQX[::-1].copy()}, reference=lambda X, Y: X - Y)
+case("l1_norm", inputs={"X": _SQX}, reference=lambda X: np.array([np.abs(X).sum()]))
+case("bmm", inputs={"X": _SQX, "Y": np.cos(np.arange(24.0)).reshape(4, 3, 2)}, reference=lambda X, Y: X @ Y)
+# integer elementwise_div truncates toward zero in the inputs' dtype, as C's / does
+case("elementwise_div", "int-truncates", inputs={"X": np.array([[7, -7], [6, -1]], np.int32),
+                                                 "Y": np.array([[2, 2], [-4, 3]], np.int32)},
+     reference=lambda X, Y: np.array([[3, -3], [-1, 0]], np.int32))
+# the fused inference ops (no gradient)
+case("fusion_squared_mat_sub", inputs={"X": _FCW[:3, :4], "Y": _FCW[4:8]}, attrs={"scalar": -0.5}, outputs=["Out"],
+     reference=lambda X, Y: -0.5 * ((X @ Y) ** 2 - (X * X) @ (Y * Y)))
+case("fusion_repeated_fc_relu", inputs={"X": _FCX.reshape(2, 12), "W": [_FCW, _FCW[:5, :3]],
+                                        "Bias": [np.linspace(-1, 1, 5), np.ones(3)]},
+     reference=lambda X, W, Bias: ([np.maximum(X @ W[0] + Bias[0], 0)],
+                                   np.maximum(np.maximum(X @ W[0] + Bias[0], 0) @ W[1] + Bias[1], 0)))
+# sign's gradient is zeros (a scale by 0 in a Program), values kept off 0
+case("sign", inputs={"X": np.where(np.abs(_SQX) < 0.1, 0.5, _SQX)}, reference=lambda X: np.sign(X))
+# cross_entropy2 with a label without the class axis: Y takes the label's shape, MatchX keeps X's rank
+_XE = np.abs(np.sin(np.arange(24.0))).reshape(2, 3, 4) + 0.1
+case("cross_entropy2", "label-without-class-axis", inputs={"X": _XE, "Label": np.array([[0, 3, 1], [2, 2, 0]])},
+     outputs=["Y", "MatchX"],
+     reference=lambda X, Label: {"Y": -np.log(np.take_along_axis(X, Label[..., None], -1))[..., 0],
+                                 "MatchX": np.take_along_axis(X, Label[..., None], -1)})

@@ -142,9 +142,38 @@ MATMULS = {  # name: (x shape, y shape, attrs, reference)
     "batched-transpose_Y": ((2, 3, 4), (2, 5, 4), {"transpose_Y": True}, lambda X, Y: X @ Y.transpose(0, 2, 1)),
     "broadcast-y": ((2, 3, 4), (4, 5), {}, lambda X, Y: X @ Y),
     "vector-y": ((2, 3, 4), (4,), {}, lambda X, Y: X @ Y),
+    # fluid's rules (ops/matmul.py): two vectors give [1]; a transposed vector X is a column
+    "vector-vector": ((4,), (4,), {}, lambda X, Y: np.array([X @ Y])),
+    "vector-x-transposed": ((3,), (1, 5), {"transpose_X": True}, lambda X, Y: X[:, None] @ Y),
+    "vector-y-transposed": ((3, 1), (5,), {"transpose_Y": True}, lambda X, Y: X @ Y[None, :]),
+    "broadcast-x": ((3, 4), (2, 4, 5), {"transpose_Y": False}, lambda X, Y: X @ Y),
+    "4d-transposed": ((2, 2, 4, 3), (2, 2, 5, 4), {"transpose_X": True, "transpose_Y": True},
+                      lambda X, Y: X.swapaxes(-1, -2) @ Y.swapaxes(-1, -2)),
+    "heads-split-rows": ((2, 3, 8), (2, 8, 5), {"head_number": 4},
+                         lambda X, Y: np.concatenate([X[..., 2 * h:2 * h + 2] @ Y[:, 2 * h:2 * h + 2]
+                                                      for h in range(4)], axis=-1)),
+    "heads-split-columns": ((3, 8), (2, 12), {"head_number": 4},
+                            lambda X, Y: np.concatenate([X[:, 2 * h:2 * h + 2] @ Y[:, 3 * h:3 * h + 3]
+                                                         for h in range(4)], axis=-1)),
 }
 for _name, (_xs, _ys, _attrs, _ref) in MATMULS.items():
     case("matmul", _name, inputs={"X": normal(*_xs), "Y": normal(*_ys)}, attrs=_attrs, reference=_ref)
+case("addmm", inputs={"Input": normal(3, 5), "X": normal(3, 4), "Y": normal(4, 5)}, attrs={"Alpha": 0.5, "Beta": 2.0},
+     reference=lambda Input, X, Y: 2 * Input + 0.5 * X @ Y)
+case("addmm", "input-row-broadcast", inputs={"Input": normal(1, 5), "X": normal(3, 4), "Y": normal(4, 5)},
+     attrs={"Beta": -1.0}, reference=lambda Input, X, Y: X @ Y - Input)
+case("addmm", "input-one", inputs={"Input": normal(1, 1), "X": normal(3, 4), "Y": normal(4, 5)},
+     reference=lambda Input, X, Y: X @ Y + Input)
+_NLL_LABEL = np.array([2, 0, -100, 1, 2], dtype=np.int64)
+_NLL_W = np.array([0.5, 1.5, 2.0])
+case("nll_loss", "mean-weight-ignored", inputs={"X": normal(5, 3), "Label": _NLL_LABEL, "Weight": _NLL_W},
+     outputs=["Out"], reference=lambda X, Label, Weight: np.array(
+         [-sum(X[i, c] * Weight[c] for i, c in enumerate(Label) if c >= 0) / (2.0 + 0.5 + 1.5 + 2.0)]))
+case("nll_loss", "none-4d", inputs={"X": normal(2, 3, 2, 2), "Label": np.array([[[0, 1], [2, 1]], [[1, 1], [0, 2]]])},
+     attrs={"reduction": "none"}, outputs=["Out"],
+     reference=lambda X, Label: -np.take_along_axis(X, Label[:, None], 1)[:, 0])
+case("nll_loss", "sum", inputs={"X": normal(4, 3), "Label": np.array([0, 2, 2, 1])}, attrs={"reduction": "sum"},
+     outputs=["Out"], reference=lambda X, Label: np.array([-X[np.arange(4), Label].sum()]))
 case("mean", inputs={"X": normal(3, 4)}, reference=lambda X: np.array([X.mean()]))
 case("sum", inputs={"X": [normal(3, 4), normal(3, 4), normal(3, 4)]}, reference=lambda X: X[0] + X[1] + X[2])
 case("assign", inputs={"X": normal(3, 4)}, reference=lambda X: X)
@@ -155,7 +184,8 @@ case("cast", "to-int32", inputs={"X": normal(3, 4) * 5}, attrs={"in_dtype": "flo
 
 # --- reduce ---------------------------------------------------------------------------------------
 REDUCES = {"reduce_sum": (normal, np.sum), "reduce_mean": (normal, np.mean), "reduce_max": (distinct, np.max),
-           "reduce_min": (distinct, np.min), "reduce_prod": (positive, np.prod)}
+           "reduce_min": (distinct, np.min), "reduce_prod": (positive, np.prod),
+           "frobenius_norm": (positive, lambda X, axis, keepdims: np.sqrt((X * X).sum(axis=axis, keepdims=keepdims)))}
 REDUCE_ATTRS = {  # name: (attrs, numpy axis, keepdims)
     "dim1": ({"dim": [1]}, 1, False),
     "dim-1-keep": ({"dim": [-1], "keep_dim": True}, -1, True),
@@ -168,6 +198,12 @@ for _op, (_gen, _f) in REDUCES.items():
              reference=lambda X, f=_f, a=_axis, k=_keep: np.reshape(f(X, axis=a, keepdims=k),
                                                                     np.shape(f(X, axis=a, keepdims=k)) or (1,)))
 case("reduce_sum", "1d-to-[1]", inputs={"X": normal(5)}, reference=lambda X: np.array([X.sum()]))
+case("reduce_sum", "out_dtype", inputs={"X": np.arange(12, dtype=np.int32).reshape(3, 4)},
+     attrs={"dim": [1], "out_dtype": 6}, reference=lambda X: X.sum(axis=1).astype(np.float64))
+for _p, _axis, _keep in ((2.0, 1, False), (3.0, -1, True), (1.5, 0, False)):
+    case("p_norm", f"p{_p}-axis{_axis}", inputs={"X": positive(2, 3, 4)},
+         attrs={"porder": _p, "axis": _axis, "keepdim": _keep},
+         reference=lambda X, p=_p, a=_axis, k=_keep: (np.abs(X) ** p).sum(axis=a, keepdims=k) ** (1 / p))
 
 # --- shape ops ------------------------------------------------------------------------------------
 case("reshape2", "0-and-minus1", inputs={"X": normal(2, 3, 4)}, attrs={"shape": [0, -1]},
@@ -472,7 +508,8 @@ def test_registered_op_has_a_gradient_or_says_it_has_none(op_type):
         return
     assert spec.has_grad, (f"op {op_type!r} (registered at {spec.source}) has no gradient; register one or "
                            "register the op with no_gradient=True")
-    if spec.grad is not None:  # a grad kernel: backward appends <type>_grad, whose spec is derived from it
+    if spec.grad is not None and spec.grad_builder is None:  # a grad kernel (not a builder's eager one):
+        # backward appends <type>_grad, whose spec is derived from it
         grad_spec = registered_ops()[op_type + "_grad"]
         assert grad_spec.forward is spec and (grad_spec.kernel is None) != spec.context  # context: ExecutionContext
 
@@ -490,8 +527,11 @@ def _lods(inputs):
             for i, a in enumerate(v if isinstance(v, list) else [v]) if isinstance(a, LoDTensor)}
 
 
-@pytest.mark.parametrize("op_type, kwargs, post",  # cast and auc (a float64 AUC) choose their output dtype
-                         [p for p in CASES if p.values[0] not in ("cast", "auc")])
+@pytest.mark.parametrize("op_type, kwargs, post",  # cast, auc (a float64 AUC) and an out_dtype choose theirs;
+                         [p for p in CASES if p.values[0] not in ("cast", "auc")  # integer-only cases have none
+                          and "out_dtype" not in p.values[1].get("attrs", {})
+                          and any(np.asarray(v).dtype.kind == "f" for v in p.values[1]["inputs"].values()
+                                  if not isinstance(v, list))])
 def test_float32_inputs_give_float32_outputs_and_grads(op_type, kwargs, post):
     spec = registered_ops()[op_type]
     attrs = {**spec.attrs, **kwargs.get("attrs", {})}

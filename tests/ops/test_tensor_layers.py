@@ -440,7 +440,7 @@ def test_small_math_argument_errors():
             L.addcmul(x, x, x, value=1)
         with pytest.raises(ValueError, match="cross: dimension 0 of X \\(shape \\[2, 3\\]\\) must exist and have size"):
             L.cross(x, x, dim=0)
-        with pytest.raises(ValueError, match="The input tensor X and Y of addmm must be 2-D"):
+        with pytest.raises(ValueError, match="addmm: the input tensor x.s dimension must be 2"):
             L.addmm(x, fluid.data("a", [2, 3, 1]), x)
 
 
