@@ -212,6 +212,8 @@ rules (ops/matmul.py), VarType codes as dtype attributes, fill_any_like's range 
 nll_loss, frobenius_norm / p_norm, reduce in/out_dtype, squared_l2_distance, the fused fc op, pow's FactorTensor,
 minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gradient, two fused inference ops
 (ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,496 with the 227 above.
+concat's axis as a Variable with fluid's input checks and LoDTensorArray input, and list attributes refusing
+non-int entries, raise it by 26: to 31,522 with the others above (31,496).
 Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
 padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
 raise it by 57: to 30,855.
@@ -220,7 +222,7 @@ real-size grids past the input raise it by 14: to 30,869.
 spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
 111: to 30,980.
 Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and pool3d) raises it by 10: to 30,990;
-this slice's 192 in all, what they came to (30,798 before them): to 31,688 with the others above (31,496).
+this slice's 192 in all, what they came to (30,798 before them): to 31,714 with the others above (31,522).
 """
 import ast
 import io
@@ -231,7 +233,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_688
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_714
 
 
 def code_lines(path):

@@ -8,7 +8,7 @@ import inspect
 import numpy as np
 
 from ..framework.variable import Variable
-from .helper import LayerHelper
+from .helper import LayerHelper, check_variable_and_dtype
 from .tensor import assign
 
 __all__ = ["abs", "acos", "asin", "atan", "brelu", "ceil", "cos", "elu", "erf", "exp", "floor", "gelu", "hard_shrink",
@@ -17,14 +17,6 @@ __all__ = ["abs", "acos", "asin", "atan", "brelu", "ceil", "cos", "elu", "erf", 
            "softsign", "sqrt", "stanh", "swish", "tanh_shrink", "thresholded_relu"]
 
 _FLOAT = ("float16", "float32", "float64")
-
-
-def check_variable_and_dtype(x, name, dtypes, op_name):
-    """fluid's argument check: ``x`` must be a Variable whose dtype is one of ``dtypes`` (TypeError otherwise)."""
-    if not isinstance(x, Variable):
-        raise TypeError(f"The type of '{name}' in {op_name} must be Variable, but received {type(x).__name__}. ")
-    if x.dtype not in dtypes:
-        raise TypeError(f"The data type of '{name}' in {op_name} must be {list(dtypes)}, but received {x.dtype}. ")
 
 
 def _append(op_type, x, attrs, name=None, inputs=None):

@@ -24,7 +24,15 @@ from ..ops.registry import get_op_spec
 from ..param_attr import ParamAttr, WeightNormParamAttr
 from .weight_norm import weight_normalized
 
-__all__ = ["LayerHelper", "known_attrs"]
+__all__ = ["LayerHelper", "check_variable_and_dtype", "known_attrs"]
+
+
+def check_variable_and_dtype(x, name, dtypes, op_name):
+    """fluid's argument check: ``x`` must be a Variable whose dtype is one of ``dtypes`` (TypeError otherwise)."""
+    if not isinstance(x, Variable):
+        raise TypeError(f"The type of '{name}' in {op_name} must be Variable, but received {type(x).__name__}. ")
+    if x.dtype not in dtypes:
+        raise TypeError(f"The data type of '{name}' in {op_name} must be {list(dtypes)}, but received {x.dtype}. ")
 
 
 def known_attrs(op_type, **attrs):

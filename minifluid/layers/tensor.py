@@ -1,13 +1,15 @@
 """Tensor layers: creation (fill_constant, zeros, ones, create_tensor, create_global_var, assign),
 dtype (cast) and shape plumbing (reshape, transpose, flatten, squeeze, unsqueeze, concat, split, sums)."""
+import warnings
+
 import numpy as np
 
 from ..dtypes import convert_dtype
 from ..errors import check_type
 from ..framework import dygraph_mode
-from ..framework.variable import Variable
+from ..framework.variable import Variable, VarType
 from ..initializer import Constant, NumpyArrayInitializer
-from .helper import LayerHelper
+from .helper import LayerHelper, check_variable_and_dtype
 from .tensor_attrs import list_attr, shape_attr
 
 __all__ = ["assign", "cast", "concat", "create_global_var", "create_tensor", "fill_constant", "flatten", "ones",
@@ -170,11 +172,31 @@ def unsqueeze(input, axes, name=None):
 
 
 def concat(input, axis=0, name=None):
-    """Join a list of tensors along ``axis``."""
+    """Join a list of tensors along ``axis`` (an int, or a [1] int Variable read when the op runs); a
+    LoDTensorArray (alone in the list) joins its entries."""
+    if isinstance(input, tuple):
+        input = list(input)
+    elif not isinstance(input, list):
+        warnings.warn(f"The type of input in concat should be list, but received {type(input)}.")
+        input = [input]
+    for i, x in enumerate(input):
+        check_variable_and_dtype(x, f"input[{i}]", ("float16", "float32", "float64", "int32", "int64"), "concat")
+    check_type(axis, "axis", (int, Variable), "concat")
+    if input[0].type == VarType.LOD_TENSOR_ARRAY:
+        if len(input) != 1:
+            raise ValueError(f"If the elements of 'input' in concat are Variable(LoDTensorArray), number of the "
+                             f"elements must be 1, but received {len(input)}.")
+        from .control_flow import tensor_array_to_tensor  # noqa: PLC0415  (control_flow imports this module)
+        return tensor_array_to_tensor(input[0], axis, name)[0]
     helper = LayerHelper("concat", input=input, name=name)
     out = helper.create_variable_for_type_inference(helper.input_dtype())
-    helper.append_op(type="concat", inputs={"X": helper.multiple_input()}, outputs={"Out": [out]},
-                     attrs={"axis": axis})
+    inputs, attrs = {"X": input}, {}
+    if isinstance(axis, Variable):
+        axis.stop_gradient = True
+        inputs["AxisTensor"] = [axis]
+    else:
+        attrs["axis"] = axis
+    helper.append_op(type="concat", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
     return out
 
 

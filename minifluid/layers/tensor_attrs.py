@@ -5,6 +5,8 @@ its ``<Name>TensorList`` input, one ``[1]`` int32 tensor per entry (the ints bec
 attribute keeps the ints with -1 where a Variable stands; a list of ints stays the attribute. The op reads
 the tensors at run time (ops/tensor_attrs.py).
 """
+import numbers
+
 from ..dtypes import convert_dtype
 from ..framework.variable import Variable
 
@@ -38,6 +40,10 @@ def list_attr(value, name, op_type, inputs, attrs, tensor_slot, list_slot, dtype
         inputs[tensor_slot] = [_int32(value, name, op_type, dtypes)]
         return None
     values = list(value)
+    for i, v in enumerate(values):
+        if not isinstance(v, (numbers.Integral, Variable)):
+            raise TypeError(f"The type of '{name}[{i}]' in {op_type} must be int or Variable, but received "
+                            f"{type(v).__name__} ({v!r})")
     if not contains_variable(values):
         attrs[name] = [int(v) for v in values]
         return [False] * len(values)

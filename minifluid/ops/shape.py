@@ -9,7 +9,7 @@ Infer-shape helpers keep -1 (unknown, e.g. batch) dims as -1.
 import numpy as np
 
 from .registry import array_module, register_grad, register_op
-from .tensor_attrs import int_list, known_list
+from .tensor_attrs import int_list, known_list, scalar
 
 
 def _prod(dims):
@@ -146,6 +146,9 @@ for _name, (_attrs, _rule, _known, _tensors) in _RELAYOUT.items():
 
 # --- concat / split ----------------------------------------------------------------------------
 def _concat_infer(attrs, xs, axis_t):
+    """An axis given by AxisTensor is unknown until the op runs: every dimension is -1 then (as fluid)."""
+    if axis_t is not None:
+        return ((-1,) * len(xs[0].shape), xs[0].dtype)
     shape = list(xs[0].shape)
     axis = attrs["axis"] % len(shape)
     dims = [x.shape[axis] for x in xs]
@@ -157,14 +160,13 @@ def _concat_infer(attrs, xs, axis_t):
              duplicable=("X",), optional=("AxisTensor",), no_grad_inputs=("AxisTensor",), infer_shape=_concat_infer,
              share_lod={"Out": "X"}, grad_share_lod={})
 def _concat_forward(attrs, xs, axis_t):
-    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
-    return array_module(xs[0]).concatenate(xs, axis=axis)
+    return array_module(xs[0]).concatenate(xs, axis=int(scalar(attrs["axis"], axis_t)))
 
 
 @register_grad("concat")
 def _concat_backward(attrs, ins, outs, douts, need):
     xs, dout = ins[0], douts[0]
-    axis = attrs["axis"] % dout.ndim
+    axis = int(scalar(attrs["axis"], ins[1])) % dout.ndim
     bounds = np.cumsum([x.shape[axis] for x in xs])[:-1].tolist()
     return array_module(dout).split(dout, bounds, axis=axis), None
 

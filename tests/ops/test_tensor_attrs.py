@@ -205,3 +205,35 @@ def test_uniform_diagonal_init():
     assert flat[[0, 6, 12]].tolist() == [9.0] * 3 and np.abs(np.delete(flat, [0, 6, 12])).max() <= 0.5
     with pytest.raises(ValueError, match="diag_num"):
         fluid.initializer.Uniform(diag_num=2)
+
+
+def test_concat_axis_variable_gradient_and_tensor_array():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        a, b = fluid.data("a", [2, 1]), fluid.data("b", [2, 3])
+        a.stop_gradient = False
+        joined = L.concat([a, b], axis=L.fill_constant([1], "int64", 1))
+        (da,) = fluid.gradients(L.reduce_sum(joined * 2.0), [a])
+        array = L.create_array("float32")
+        for i in range(3):
+            L.array_write(b, L.fill_constant([1], "int64", i), array)
+        with pytest.warns(UserWarning, match="input in concat should be list"):
+            stacked = L.concat(array, axis=0)
+        with pytest.raises(TypeError, match="concat"):
+            L.concat([fluid.data("u", [2], "uint8")])
+        with pytest.raises(TypeError, match="axis"):
+            L.concat([a, b], 1.5)
+    assert joined.shape == (-1, -1)
+    av, bv = np.ones((2, 1), "float32"), np.arange(6, dtype="float32").reshape(2, 3)
+    j, g, s = fluid.Executor().run(main, feed={"a": av, "b": bv}, fetch_list=[joined, da, stacked])
+    np.testing.assert_array_equal(j, np.concatenate([av, bv], 1)) and np.testing.assert_array_equal(g, 2 * av)
+    np.testing.assert_array_equal(s, np.concatenate([bv] * 3, 0))
+
+
+def test_list_attributes_refuse_floats():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [4, 6])
+        with pytest.raises(TypeError, match=r"'starts\[0\]' in slice must be int or Variable, but received float"):
+            x[:, 1.5:]
+        with pytest.raises(TypeError, match=r"'shape\[0\]' in fill_constant must be int or Variable"):
+            L.fill_constant([2.0, 3], "float32", 1.0)
