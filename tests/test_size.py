@@ -214,6 +214,8 @@ minus / l1_norm / bmm, hinge_loss / modified_huber_loss, float64 erf, sign's gra
 (ops/fused_math.py) and the layers' argument checks raise it by 471, what they came to: to 31,496 with the 227 above.
 concat's axis as a Variable with fluid's input checks and LoDTensorArray input, and list attributes refusing
 non-int entries, raise it by 26: to 31,522 with the others above (31,496).
+bce_loss as fluid's one op (BCELoss appends it; the composition it replaces was about as long), center_loss's [N]
+label and accuracy's input check raise it by 16: to 31,538 with the 26 above.
 Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
 padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
 raise it by 57: to 30,855.
@@ -222,7 +224,7 @@ real-size grids past the input raise it by 14: to 30,869.
 spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
 111: to 30,980.
 Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and pool3d) raises it by 10: to 30,990;
-this slice's 192 in all, what they came to (30,798 before them): to 31,714 with the others above (31,522).
+this slice's 192 in all, what they came to (30,798 before them): to 31,730 with the others above (31,538).
 """
 import ast
 import io
@@ -233,7 +235,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_714
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_730
 
 
 def code_lines(path):

@@ -62,11 +62,9 @@ class BCELoss(Layer):
     def forward(self, input, label):
         check_variable_and_dtype(input, "input", _FLOATS, "bce_loss")
         check_variable_and_dtype(label, "label", _FLOATS, "bce_loss")
-        log_p = layers.clip(layers.log(input), -100.0, float("inf"))
-        log_q = layers.clip(layers.log(layers.scale(input, -1.0, 1.0)), -100.0, float("inf"))
-        loss = layers.elementwise_add(layers.elementwise_mul(label, log_p),
-                                      layers.elementwise_mul(layers.scale(label, -1.0, 1.0), log_q))
-        loss = layers.scale(loss, -1.0)
+        helper = LayerHelper("bce_loss")
+        loss = helper.create_variable_for_type_inference(input.dtype)
+        helper.append_op(type="bce_loss", inputs={"X": [input], "Label": [label]}, outputs={"Out": [loss]})
         if self.weight is not None:
             if not isinstance(self.weight, Variable):
                 raise ValueError("The weight is not a Variable, please convert to Variable.")

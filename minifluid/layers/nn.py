@@ -8,6 +8,7 @@ Simple unary activations come from one table.
 import numpy as np
 
 from ..errors import check_type
+from ..framework import dygraph_mode
 from ..framework.program import default_main_program
 from ..framework.variable import Variable
 from ..ops import py_func as _py_func_op
@@ -158,6 +159,8 @@ def softmax(input, use_cudnn=False, name=None, axis=-1):
 
 def accuracy(input, label, k=1, correct=None, total=None):
     """Top-k accuracy of ``input`` (scores [N, C]) against ``label`` ([N, 1] int64), as float32 [1]."""
+    if not dygraph_mode.in_dygraph_mode():
+        check_variable_and_dtype(input, "input", ("float16", "float32", "float64"), "accuracy")
     helper = LayerHelper("accuracy", input=input)
     topk_out = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
     topk_indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)

@@ -14,8 +14,8 @@ def _center_loss_infer(attrs, x, label, centers, rate):
     if len(x.shape) != 2:
         raise ValueError(f"Input(X) of center_loss should be a 2-D tensor [batch_size, feature_dim], but received "
                          f"shape {list(x.shape)}")
-    if len(label.shape) != 2 or label.shape[1] not in (-1, 1):
-        raise ValueError(f"Input(Label) of center_loss should be [batch_size, 1], but received shape "
+    if len(label.shape) not in (1, 2) or len(label.shape) == 2 and label.shape[1] not in (-1, 1):
+        raise ValueError(f"Input(Label) of center_loss should be [batch_size] or [batch_size, 1], but received shape "
                          f"{list(label.shape)}")
     return (x.shape, x.dtype), ((x.shape[0], 1), x.dtype), (centers.shape, centers.dtype)
 

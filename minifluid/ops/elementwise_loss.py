@@ -1,11 +1,11 @@
 """Losses computed element by element: sigmoid_cross_entropy_with_logits, smooth_l1_loss, squared_l2_distance,
-log_loss, huber_loss, hinge_loss, modified_huber_loss, and label_smooth (which makes soft labels for them).
+log_loss, huber_loss, hinge_loss, modified_huber_loss, bce_loss, and label_smooth (which makes soft labels for them).
 
 Each kernel is a few numpy calls over the whole batch; each gradient is its closed form.
 """
 import numpy as np
 
-from .registry import array_module, register_grad, register_op, same_as
+from .registry import InvalidArgumentError, array_module, register_grad, register_op, same_as
 
 
 # --- sigmoid_cross_entropy_with_logits ---------------------------------------------------------------
@@ -179,4 +179,24 @@ def _modified_huber_backward(attrs, ins, outs, douts, need):
     (x, y), v = ins, outs[0]
     xp, sign = array_module(x), 2 * y - 1
     d = xp.where(v < -1, -4 * sign, xp.where(v < 1, -2 * (1 - v) * sign, 0)) * douts[1]
+    return d.astype(x.dtype, copy=False), None
+
+
+# --- bce_loss: binary cross entropy of probabilities X in [0, 1], each log clipped below at -100 ----------------
+@register_op("bce_loss", inputs=("X", "Label"), outputs=("Out",), no_grad_inputs=("Label",), infer_shape=same_as(0),
+             share_lod={"Out": "X"})
+def _bce_loss_forward(attrs, x, label):
+    xp = array_module(x)
+    if x.size and (x.min() < 0 or x.max() > 1):
+        raise InvalidArgumentError(f"bce_loss: Illegal input, input must be in [0, 1], but received values in "
+                                   f"[{x.min()}, {x.max()}]")
+    with np.errstate(divide="ignore"):
+        log_p, log_q = xp.maximum(xp.log(x), -100), xp.maximum(xp.log(1 - x), -100)
+    return ((label - 1) * log_q - label * log_p).astype(x.dtype, copy=False)
+
+
+@register_grad("bce_loss")
+def _bce_loss_backward(attrs, ins, outs, douts, need):
+    x, label = ins
+    d = douts[0] * (x - label) / array_module(x).maximum((1 - x) * x, 1e-12)
     return d.astype(x.dtype, copy=False), None

@@ -414,3 +414,13 @@ case("cross_entropy2", "label-without-class-axis", inputs={"X": _XE, "Label": np
      outputs=["Y", "MatchX"],
      reference=lambda X, Label: {"Y": -np.log(np.take_along_axis(X, Label[..., None], -1))[..., 0],
                                  "MatchX": np.take_along_axis(X, Label[..., None], -1)})
+# bce_loss: probabilities kept off 0 and 1 (where the -100 clip and the 1e-12 floor act)
+_BCE_X = 0.05 + 0.9 * np.abs(np.sin(np.arange(12.0))).reshape(3, 4)
+case("bce_loss", inputs={"X": _BCE_X, "Label": (np.arange(12.0).reshape(3, 4) % 3 == 0) * 1.0},
+     reference=lambda X, Label: -(Label * np.log(X) + (1 - Label) * np.log(1 - X)))
+# center_loss takes a [N] label as fluid's kernel does (it reads the labels flat)
+case("center_loss", "label-1d", inputs={"X": _SQX.reshape(4, 6)[:, :3], "Label": np.array([1, 0, 1, 2]),
+                                        "Centers": np.cos(np.arange(9.0)).reshape(3, 3), "CenterUpdateRate": np.array([0.5])},
+     attrs={"cluster_num": 3}, grad_inputs=("X",), grad_outputs=("Loss",), outputs=["SampleCenterDiff", "Loss"],
+     reference=lambda X, Label, Centers, CenterUpdateRate: (X - Centers[Label],
+                                                            0.5 * ((X - Centers[Label]) ** 2).sum(1, keepdims=True)))

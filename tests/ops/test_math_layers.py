@@ -216,3 +216,13 @@ def test_the_gradient_of_sign_is_zeros_from_a_scale_op():
     assert len(grad_ops) == 1
     (g,) = fluid.Executor().run(main, feed={"x": np.array([-2.0, 0.5, 3.0], "float32")}, fetch_list=["x@GRAD"])
     np.testing.assert_array_equal(g, [-1.0, 1.0, 1.0])  # only the product's own term: d sign(x) / dx = 0
+
+
+def test_accuracy_checks_its_input():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        tensor = fluid.create_lod_tensor(np.array([[-1.0]]), [[1]], fluid.CPUPlace())
+        label = fluid.data("label", [-1, 1], "int64")
+        with pytest.raises(TypeError, match="'input' in accuracy must be Variable"):
+            L.accuracy(tensor, label)
+        with pytest.raises(TypeError, match="data type of 'input' in accuracy"):
+            L.accuracy(fluid.data("i", [-1, 4], "int32"), label)
