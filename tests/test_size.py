@@ -216,7 +216,17 @@ concat's axis as a Variable with fluid's input checks and LoDTensorArray input, 
 non-int entries, raise it by 26: to 31,522 with the others above (31,496).
 bce_loss as fluid's one op (BCELoss appends it; the composition it replaces was about as long), center_loss's [N]
 label and accuracy's input check raise it by 16: to 31,538 with the 26 above.
-reshape's shape and split's dim / sections as Variables with fluid's argument checks raise it by 40: to 31,578 with the others above (31,538).
+Paddle 1.8.5's conv / pool / interpolation op tests: max_pool2d_with_index and adaptive_pool2d's Mask, pool2d's
+padding forms (wiring.spatial_padding), the interp ops' SizeTensor and Scale inputs, conv2d_transpose's attributes
+raise it by 57: to 30,855.
+Context ops in dygraph mode with their tensors' LoD (dygraph/tracer.py's per-call _EagerContext) and im2sequence's
+real-size grids past the input raise it by 14: to 30,869.
+spp, unpool (ops/pool.py), conv_shift (ops/conv_shift.py) and pad2d's shape with an empty paddings attr raise it by
+111: to 30,980.
+Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and pool3d) raises it by 10: to 30,990;
+this slice's 192 in all, what they came to (30,798 before them): to 31,730 with the others above (31,538).
+reshape's shape and split's dim / sections as Variables with fluid's argument checks raise it by 40: to 31,770
+with the others above (31,730).
 """
 import ast
 import io
@@ -227,7 +237,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_578
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_770
 
 
 def code_lines(path):

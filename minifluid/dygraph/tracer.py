@@ -8,8 +8,9 @@ NOTE [ Eager autograd ]
   (``stop_gradient`` False), gradients are enabled (not inside ``no_grad``) and the op has a
   registered gradient. The record, a ``Node``, holds the spec, the merged attrs, the input tensors,
   the input and output *arrays* as they were at that moment, a ``need`` flag per input slot and a
-  sequence number. (A context op, kernel(ctx, attrs, ...), gets a context holding only the program's
-  random generator: ``_EagerContext``.) A fresh output tensor then points at its node (``_node``, ``_slot``, ``_k``);
+  sequence number. (A context op, kernel(ctx, attrs, ...), gets an ``_EagerContext`` per call: its input tensors'
+  LoD, the LoD it sets on its outputs and the program's random generator; its node keeps that context for
+  the gradient.) A fresh output tensor then points at its node (``_node``, ``_slot``, ``_k``);
   an output of an unrecorded op becomes ``stop_gradient``. Tensors reference nodes, nodes reference
   their input tensors: the tape is the graph hanging off the loss, and it is freed with the loss.
 * ``run_backward(loss)`` collects the nodes reachable from the loss, runs them in decreasing sequence
@@ -22,6 +23,7 @@ NOTE [ Eager autograd ]
 * Afterwards every visited node drops its tensors and arrays (unless ``retain_graph``), so no tape
   outlives ``backward()``; a second ``backward()`` through the same graph raises.
 """
+import functools
 import itertools
 from types import SimpleNamespace
 
@@ -126,12 +128,18 @@ class Tracer:
             requires = requires or n
             ins.append(v)
             need.append(n)
-        result = spec.kernel(merged, *args)
+        if spec.context:  # kernel(ctx, attrs, ...): a context over this call's tensors (their LoD)
+            ctx = _EagerContext(spec, ins)
+            result = spec.kernel(ctx, merged, *args)
+        else:
+            ctx = None
+            result = spec.kernel(merged, *args)
         outs = (result,) if len(out_plan) == 1 else tuple(result)
         node = None
         if requires and self._has_grad and spec.grad is not None:
             node = Node()
-            node.spec, node.attrs, node.ins, node.in_values = spec, merged, ins, args
+            node.spec = spec if ctx is None else SimpleNamespace(grad=functools.partial(spec.grad, ctx))
+            node.attrs, node.ins, node.in_values = merged, ins, args
             node.out_values, node.need, node.seq = outs, need, next(_sequence)
         if outputs:
             for i, slot, is_dup in out_plan:
@@ -144,6 +152,8 @@ class Tracer:
                 else:
                     cls = ts.__class__
                     _bind(ts[0] if cls is list or cls is tuple else ts, outs[i], node, i, -1)
+            if ctx is not None and ctx.out_lods:
+                _set_lods(outputs, ctx.out_lods)
         if self._recorder is not None:
             self._recorder(type, in_plan, ins, out_plan, outputs or _EMPTY, merged)
 
@@ -154,8 +164,6 @@ _PLANS = {}
 
 def _plan(type):
     spec = get_op_spec(type)
-    if spec.context:
-        spec = _eager_context_spec(spec)
     plan = _PLANS[type] = (
         spec, tuple((s, s in spec.duplicable, s not in spec.no_grad_inputs) for s in spec.inputs),
         tuple((i, s, s in spec.duplicable) for i, s in enumerate(spec.outputs)))
@@ -163,11 +171,25 @@ def _plan(type):
 
 
 class _EagerContext:
-    """What a context op (kernel(ctx, attrs, ...)) gets in dygraph mode: the program's random generator, as
-    the Executor's context gives it (executor/context.py); LoD, scopes and sub-blocks only exist there."""
+    """What a context op (kernel(ctx, attrs, ...)) gets in dygraph mode, one per call: its input tensors'
+    LoD, the LoD it sets on its outputs and the program's random generator, as the Executor's context gives
+    them (executor/context.py); scopes and sub-blocks only exist there."""
 
-    def __init__(self, type):
-        self._type = type
+    __slots__ = ("_spec", "_ins", "out_lods")
+
+    def __init__(self, spec, ins):
+        self._spec, self._ins, self.out_lods = spec, ins, {}
+
+    def input_lod(self, slot, index=0):
+        """The LoD of input ``slot``'s ``index``-th tensor as recursive sequence lengths ([] for none)."""
+        t = self._ins[self._spec.inputs.index(slot)]
+        if isinstance(t, list):
+            t = t[index]
+        return [list(level) for level in getattr(t, "_lod", None) or []]
+
+    def set_output_lod(self, slot, lod, index=0):
+        """Give output ``slot``'s ``index``-th tensor this LoD (recursive sequence lengths; [] for none)."""
+        self.out_lods[slot, index] = [list(level) for level in lod] if lod else []
 
     @property
     def random(self):
@@ -181,17 +203,18 @@ class _EagerContext:
         return held[1]
 
     def __getattr__(self, name):
-        raise NotImplementedError(f"op {self._type!r} asks the static Executor's context for {name!r} (LoD, scopes, "
+        raise NotImplementedError(f"op {self._spec.type!r} asks the static Executor's context for {name!r} (scopes, "
                                   "sub-blocks); it cannot run eagerly in dygraph mode")
 
 
-def _eager_context_spec(spec):
-    """``spec`` with its kernel and gradient bound to an ``_EagerContext`` (the tracer's calling convention)."""
-    ctx = _EagerContext(spec.type)
-    grad = None if spec.grad is None else (lambda *args: spec.grad(ctx, *args))
-    return SimpleNamespace(kernel=lambda attrs, *args: spec.kernel(ctx, attrs, *args), grad=grad, attrs=spec.attrs,
-                           inputs=spec.inputs, outputs=spec.outputs, duplicable=spec.duplicable,
-                           no_grad_inputs=spec.no_grad_inputs)
+def _set_lods(outputs, lods):
+    """Give the output tensors the LoD a context kernel set, by (slot, index)."""
+    for (slot, index), lod in lods.items():
+        ts = outputs.get(slot)
+        if ts is None:
+            continue
+        t = ts[index] if isinstance(ts, (list, tuple)) else ts
+        t._lod = lod
 
 
 def _bind(t, value, node, slot, k):

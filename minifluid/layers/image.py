@@ -12,22 +12,9 @@ __all__ = ["conv2d_transpose", "image_resize", "interpolate", "pad", "pad2d", "r
 
 
 def _conv_transpose_padding(padding, data_format):
-    """(paddings attr, padding_algorithm) from fluid's forms: int, [h, w], [t, b, l, r], per-dim pairs or a string."""
-    if isinstance(padding, str):
-        algo = padding.upper()
-        if algo not in ("SAME", "VALID"):
-            raise ValueError(f"Unknown padding: '{algo}'. It can only be 'SAME' or 'VALID'.")
-        return [0, 0, 0, 0], algo
-    if isinstance(padding, (list, tuple)) and len(padding) == 4 and isinstance(padding[0], (list, tuple)):
-        batch_and_channel = [padding[0], padding[1]] if data_format == "NCHW" else [padding[0], padding[3]]
-        if any(list(p) != [0, 0] for p in batch_and_channel):
-            raise ValueError(f"Non-zero padding({padding}) in the batch or channel dimensions is not supported.")
-        spatial = padding[2:4] if data_format == "NCHW" else padding[1:3]
-        return [int(v) for pair in spatial for v in pair], "EXPLICIT"
-    if isinstance(padding, (list, tuple)) and len(padding) == 4:
-        return [int(v) for v in padding], "EXPLICIT"
-    h, w = wiring.pair(padding, "padding")
-    return [h, h, w, w], "EXPLICIT"
+    """(paddings attr [t, b, l, r], padding_algorithm) from fluid's padding forms (wiring.spatial_padding)."""
+    paddings, algorithm = wiring.spatial_padding(padding, data_format)
+    return (paddings if len(paddings) == 4 else [paddings[0], paddings[0], paddings[1], paddings[1]]), algorithm
 
 
 def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0, stride=1, dilation=1,
@@ -103,6 +90,17 @@ def _resize_checks(input, resample, align_corners, align_mode, data_format, bicu
                          f"`{formats[1]}` supported for {len(input.shape)}-D input.")
 
 
+def _size_tensor(helper, dim):
+    """One SizeTensor entry: the Variable itself (no gradient flows into it), or an int as an int32 [1] constant."""
+    if isinstance(dim, Variable):
+        dim.stop_gradient = True
+        return dim
+    out = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    helper.append_op(type="fill_constant", outputs={"Out": [out]},
+                     attrs={"shape": [1], "dtype": out.dtype, "value": float(int(dim)), "force_cpu": True})
+    return out
+
+
 def _resize(input, out_shape, scale, name, resample, actual_shape, align_corners, align_mode, data_format,
             bicubic=False):
     _resize_checks(input, resample, align_corners, align_mode, data_format, bicubic)
@@ -116,26 +114,29 @@ def _resize(input, out_shape, scale, name, resample, actual_shape, align_corners
     spatial = len(input.shape) - 2
     if out_shape is not None:
         if isinstance(out_shape, Variable):
+            out_shape.stop_gradient = True
             inputs["OutSize"] = [out_shape]
         elif not isinstance(out_shape, (list, tuple)):
             raise TypeError("out_shape should be a list or tuple or Variable.")
-        elif any(isinstance(d, Variable) for d in out_shape):
-            raise NotImplementedError(f"{method}_interp: out_shape entries given as Variables are not supported by "
-                                      f"minifluid; pass a Variable of shape [{spatial}] or a list of ints")
         else:
-            if any(int(d) <= 0 for d in out_shape):
+            if any(not isinstance(d, Variable) and int(d) <= 0 for d in out_shape):
                 raise AssertionError("Each dimension size given in out_shape must be greater than 0.")
             if len(out_shape) != spatial:
                 raise ValueError(f"out_shape length should be {spatial} for input {spatial + 2}-D tensor.")
-            attrs.update(zip(("out_d", "out_h", "out_w")[-spatial:], (int(d) for d in out_shape)))
+            if any(isinstance(d, Variable) for d in out_shape):  # fluid's SizeTensor: one int32 [1] per axis
+                inputs["SizeTensor"] = [_size_tensor(helper, d) for d in out_shape]
+            attrs.update(zip(("out_d", "out_h", "out_w")[-spatial:],
+                             (-1 if isinstance(d, Variable) else int(d) for d in out_shape)))
     else:
         if isinstance(scale, Variable):
-            raise NotImplementedError(f"{method}_interp: a Variable scale is not supported by minifluid; pass a float")
-        if not isinstance(scale, (int, float)):
+            scale.stop_gradient = True
+            inputs["Scale"] = [scale]
+        elif not isinstance(scale, (int, float)):
             raise TypeError("Attr(scale)'s type should be float, int or Variable.")
-        if scale <= 0:
+        elif scale <= 0:
             raise ValueError("Attr(scale) should be greater than zero.")
-        attrs["scale"] = float(scale)
+        else:
+            attrs["scale"] = float(scale)
     if isinstance(actual_shape, Variable):
         warnings.warn("actual_shape will be deprecated, it is recommended to use out_shape instead of actual_shape "
                       "to specify output shape dynamically.")

@@ -77,6 +77,8 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
            use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW"):
     """Max or average pooling over NCHW (or NHWC) input."""
     check_variable_and_dtype(input, "input", _FLOAT, "pool2d")
+    if not isinstance(use_cudnn, bool):
+        raise TypeError(f"Attr(use_cudnn) should be True or False. Received Attr(use_cudnn): {use_cudnn}.")
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
     attrs = wiring.pool2d_attrs(pool_size, pool_type, pool_stride, pool_padding, global_pooling, use_cudnn,
@@ -87,15 +89,19 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
 
 def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name=None):
     """Max or average pooling of NCHW input to ``pool_size`` outputs: output i pools rows
-    [floor(i*H/out), ceil((i+1)*H/out)) (columns alike), as fluid does."""
+    [floor(i*H/out), ceil((i+1)*H/out)) (columns alike), as fluid does. ``require_index`` (max only) also
+    returns the int32 Mask: the flat H*W position of each max."""
     if pool_type not in ("max", "avg"):
         raise ValueError(f"Unknown pool_type: '{pool_type}'. It can only be 'max' or 'avg'.")
     if pool_type == "avg" and require_index:
         raise ValueError("invalid setting 'require_index' true when 'pool_type' is 'avg'.")
-    if require_index:
-        raise NotImplementedError("adaptive_pool2d(require_index=True) (fluid's max_pool2d_with_index op) is not "
-                                  "supported yet; call it with require_index=False for the pooled values")
     size = wiring.pair(pool_size, "pool_size")
+    if require_index:  # fluid's max_pool2d_with_index: Mask holds the flat H*W position of each max (int32)
+        helper = LayerHelper("max_pool2d_with_index", input=input, name=name)
+        emit = wiring.StaticEmit(helper, helper.input_dtype())
+        mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+        return emit.op("max_pool2d_with_index", {"X": input}, {"ksize": size, "adaptive": True},
+                       extra={"Mask": mask}), mask
     helper = LayerHelper("pool2d", input=input, name=name)
     return wiring.StaticEmit(helper, helper.input_dtype()).op(
         "pool2d", {"X": input}, {"pooling_type": pool_type, "ksize": size, "adaptive": True})

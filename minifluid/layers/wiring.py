@@ -24,7 +24,7 @@ from .helper import known_attrs
 
 __all__ = ["New", "ParamSpec", "StaticEmit", "batch_norm_attrs", "batch_norm_inputs", "batch_norm_ops",
            "batch_norm_params", "conv2d_attrs", "conv2d_ops", "conv2d_params", "dropout_attrs", "dropout_ops", "fc_ops", "fc_params",
-           "layer_norm_ops", "layer_norm_params", "pair", "pool2d_attrs"]
+           "ints", "layer_norm_ops", "layer_norm_params", "pair", "pool2d_attrs", "spatial_padding"]
 
 
 class ParamSpec(NamedTuple):
@@ -39,13 +39,45 @@ class New(NamedTuple):
     dtype: str = None
 
 
-def pair(value, name):
+def ints(value, n, name):
+    """fluid's convert_to_list: ``n`` copies of an int, else the ``n`` ints of a list or tuple; anything else is
+    its ValueError (a length other than ``n``, or an entry that is no int: a nested padding list too)."""
     if isinstance(value, int):
-        return [value, value]
-    value = [int(v) for v in value]
-    if len(value) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
-    return value
+        return [value] * n
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValueError(f"The {name}'s type must be list or tuple. Received: {value}") from None
+    if len(items) != n:
+        raise ValueError(f"The {name}'s length must be {n}. Received: {value}")
+    try:
+        return [int(v) for v in items]
+    except (TypeError, ValueError):
+        raise ValueError(f"The {name}'s type must be a list or tuple of {n} int. Received: {value}") from None
+
+
+def pair(value, name):
+    return ints(value, 2, name)
+
+
+def spatial_padding(padding, data_format, name="padding"):
+    """(paddings, padding_algorithm) from fluid 1.8's 2-D padding forms: 'SAME' / 'VALID' (paddings [0, 0]), the
+    per-dimension pairs of the data format ([[0, 0], [0, 0], [top, bottom], [left, right]] for NCHW),
+    [top, bottom, left, right] (kept as 4 values unless symmetric) or an int / [h, w] pair."""
+    if isinstance(padding, str):
+        algorithm = padding.upper()
+        if algorithm not in ("SAME", "VALID"):
+            raise ValueError(f"Unknown {name}: '{algorithm}'. It can only be 'SAME' or 'VALID'.")
+        return [0, 0], algorithm
+    if isinstance(padding, (list, tuple)) and len(padding) == 4:
+        if isinstance(padding[0], (list, tuple)):
+            outer = (padding[0], padding[1]) if data_format == "NCHW" else (padding[0], padding[3])
+            if any(list(p) != [0, 0] for p in outer):
+                raise ValueError(f"Non-zero {name}({padding}) in the batch or channel dimensions is not supported.")
+            padding = [v for p in (padding[2:4] if data_format == "NCHW" else padding[1:3]) for v in p]
+        padding = ints(padding, 4, name)
+        return (padding if padding[0] != padding[1] or padding[2] != padding[3] else padding[::2]), "EXPLICIT"
+    return pair(padding, name), "EXPLICIT"
 
 
 class StaticEmit:
@@ -109,21 +141,7 @@ def conv2d_attrs(stride, padding, dilation, groups, use_cudnn, data_format="NCHW
     data format ([[0, 0], [0, 0], [top, bottom], [left, right]] for NCHW) or 'SAME' / 'VALID'."""
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
-    algorithm = "EXPLICIT"
-    if isinstance(padding, str):
-        algorithm = padding.upper()
-        if algorithm not in ("SAME", "VALID"):
-            raise ValueError(f"Unknown padding: '{padding}'. It can only be 'SAME' or 'VALID'.")
-        paddings = [0, 0]
-    elif not isinstance(padding, int) and len(padding) == 4 and all(isinstance(p, (list, tuple)) for p in padding):
-        spatial = padding[2:] if data_format == "NCHW" else padding[1:3]
-        if any(list(p) != [0, 0] for p in (padding[:2] if data_format == "NCHW" else (padding[0], padding[3]))):
-            raise ValueError(f"conv2d: padding of the batch or channel dimension must be 0, got {padding}")
-        paddings = [int(v) for p in spatial for v in p]
-    elif not isinstance(padding, int) and len(padding) == 4:
-        paddings = [int(v) for v in padding]
-    else:
-        paddings = pair(padding, "padding")
+    paddings, algorithm = spatial_padding(padding, data_format)
     return {"strides": pair(stride, "stride"), "paddings": paddings, "dilations": pair(dilation, "dilation"),
             "groups": groups, "padding_algorithm": algorithm, "data_format": data_format,
             **known_attrs("conv2d", use_cudnn=use_cudnn)}
@@ -142,9 +160,13 @@ def pool2d_attrs(pool_size, pool_type, pool_stride, pool_padding, global_pooling
     if not global_pooling and pool_size == -1:
         raise ValueError("When Attr(global_pooling) is False, Attr(pool_size) must be passed and be a valid "
                          f"value. Received pool_size: {pool_size}")
+    paddings, algorithm = spatial_padding(pool_padding, data_format, "pool_padding")
+    if algorithm == "VALID" and ceil_mode:
+        raise ValueError('When Attr(pool_padding) is "VALID", Attr(ceil_mode) must be False. Received ceil_mode: '
+                         'True.')
     return {"pooling_type": pool_type, "ksize": [1, 1] if pool_size == -1 else pair(pool_size, "pool_size"),
-            "global_pooling": global_pooling, "strides": pair(pool_stride, "pool_stride"),
-            "paddings": pair(pool_padding, "pool_padding"), "ceil_mode": ceil_mode, "exclusive": exclusive,
+            "global_pooling": global_pooling, "strides": pair(pool_stride, "pool_stride"), "paddings": paddings,
+            "padding_algorithm": algorithm, "ceil_mode": ceil_mode, "exclusive": exclusive,
             **known_attrs("pool2d", use_cudnn=use_cudnn, data_format=data_format)}
 
 

@@ -13,7 +13,7 @@ from . import fused_math  # noqa: F401  (fusion_squared_mat_sub, fusion_repeated
 from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)
-from . import center_loss, conv3d, ctr, inplace_abn, pool3d, spectral_norm, vision_select  # noqa: F401
+from . import center_loss, conv3d, conv_shift, ctr, inplace_abn, pool3d, spectral_norm, vision_select  # noqa: F401
 from . import cudnn_lstm, gather_tree  # noqa: F401  (fluid.layers.lstm; BeamSearchDecoder)
 from . import detection_box, detection_match, detection_nms  # noqa: F401  (SSD: boxes, matching, NMS)
 from . import detection_rpn, detection_target  # noqa: F401  (Faster R-CNN / FPN proposals; training targets)

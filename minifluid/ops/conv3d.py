@@ -84,16 +84,19 @@ class Volume:
         return dxp[(slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(in_shape5[1:4], widths))]
 
 
+CHANNELS_LAST = ("NDHWC", "NHWC")  # the ops read either name as channels-last for 5-D data, as fluid's do
+
+
 def to_ndhwc(x, fmt):
-    return x if fmt == "NDHWC" else x.transpose(0, 2, 3, 4, 1)
+    return x if fmt in CHANNELS_LAST else x.transpose(0, 2, 3, 4, 1)
 
 
 def from_ndhwc(y, fmt):
-    return y if fmt == "NDHWC" else y.transpose(0, 4, 1, 2, 3)
+    return y if fmt in CHANNELS_LAST else y.transpose(0, 4, 1, 2, 3)
 
 
 def ndhwc_shape(shape, fmt):
-    return tuple(shape) if fmt == "NDHWC" else (shape[0],) + tuple(shape[2:5]) + (shape[1],)
+    return tuple(shape) if fmt in CHANNELS_LAST else (shape[0],) + tuple(shape[2:5]) + (shape[1],)
 
 
 # --- the three products (filter [F, C / groups, kd, kh, kw]) ------------------------------------------------------
@@ -168,7 +171,7 @@ def _conv3d_infer(attrs, x, w):
     fmt = attrs["data_format"]
     shape5 = ndhwc_shape(x.shape, fmt)
     n, vol = shape5[0], _conv_volume(attrs, shape5, w.shape)
-    return ((n, w.shape[0]) + vol.out if fmt != "NDHWC" else (n,) + vol.out + (w.shape[0],)), x.dtype
+    return ((n, w.shape[0]) + vol.out if fmt not in CHANNELS_LAST else (n,) + vol.out + (w.shape[0],)), x.dtype
 
 
 @register_op("conv3d", inputs=("Input", "Filter"), outputs=("Output",), attrs=_ATTRS, infer_shape=_conv3d_infer)
@@ -222,11 +225,12 @@ def _conv3d_transpose_infer(attrs, x, w):
     shape5 = ndhwc_shape(x.shape, fmt)
     _, out = _transpose_volume(attrs, shape5, w.shape)
     f = w.shape[1] * (attrs["groups"] or 1)
-    return ((shape5[0], f) + out if fmt != "NDHWC" else (shape5[0],) + out + (f,)), x.dtype
+    return ((shape5[0], f) + out if fmt not in CHANNELS_LAST else (shape5[0],) + out + (f,)), x.dtype
 
 
 @register_op("conv3d_transpose", inputs=("Input", "Filter"), outputs=("Output",),
-             attrs={**_ATTRS, "output_size": []}, infer_shape=_conv3d_transpose_infer)
+             attrs={**{k: v for k, v in _ATTRS.items() if k != "exhaustive_search"}, "output_size": [],
+                    "use_cudnn": False}, infer_shape=_conv3d_transpose_infer)
 def _conv3d_transpose_forward(attrs, x, w):
     fmt, groups = attrs["data_format"], attrs["groups"] or 1
     x5 = to_ndhwc(x, fmt)

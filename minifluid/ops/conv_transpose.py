@@ -13,9 +13,10 @@ from .conv import _conv2d_forward, _filter_grad, _input_grad
 from .im2col import Geometry, _pads, from_nhwc, nhwc_shape, to_nhwc
 from .registry import array_module, register_grad, register_op
 
-_ATTRS = {"output_size": [], "strides": [1, 1], "paddings": [0, 0], "padding_algorithm": "EXPLICIT",
-          "dilations": [1, 1], "groups": 1, "data_format": "NCHW", "use_cudnn": True, "use_mkldnn": False,
-          "workspace_size_MB": 512}
+_ATTRS = {"is_test": False, "output_size": [], "strides": [1, 1], "paddings": [0, 0],
+          "padding_algorithm": "EXPLICIT", "dilations": [1, 1], "groups": 1, "data_format": "NCHW",
+          "use_cudnn": False, "use_mkldnn": False, "fuse_relu": False, "fuse_activation": "", "fuse_alpha": 0.0,
+          "fuse_beta": 0.0, "workspace_size_MB": 512}
 
 
 def _out_hw(attrs, in_hw, k_hw):

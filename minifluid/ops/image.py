@@ -1,5 +1,6 @@
 """Image ops: bilinear_interp, nearest_interp, trilinear_interp and bicubic_interp (fluid's resize,
-align_corners / align_mode), pad, pad2d.
+align_corners / align_mode; the output size from the SizeTensor list, the OutSize tensor, the Scale tensor or
+the attributes, in that priority), pad, pad2d.
 
 Resizing gathers whole rows and columns (and depth slices) with index arrays, one axis at a time (two
 fancy-index reads and a few multiply-adds over the batch per axis); gradients scatter back with
@@ -20,12 +21,21 @@ def _spatial_axes(attrs, ndim):
     return tuple(range(first, first + ndim - 2))
 
 
-def _out_sizes(attrs, in_sizes, out_size=None):
+def _out_sizes(attrs, in_sizes, out_size=None, size_tensor=None, scale=None):
+    """The output sizes by fluid's priority: SizeTensor (one int per axis), OutSize, the Scale tensor or attr,
+    then out_d / out_h / out_w."""
+    n = len(in_sizes)
+    if size_tensor:
+        if len(size_tensor) != n:
+            raise ValueError(f"Input(SizeTensor)'s size of Op(interpolate) must be {n}. Attr(out_shape)'s length "
+                             f"must be {n} for {n + 2}-D input tensor.")
+        return tuple(int(np.asarray(v).reshape(-1)[0]) for v in size_tensor)
     if out_size is not None:
-        return tuple(int(v) for v in out_size.reshape(-1)[:len(in_sizes)])
-    if attrs["scale"] > 0:
-        return tuple(int(np.float32(s) * np.float32(attrs["scale"])) if s >= 0 else -1 for s in in_sizes)
-    return tuple((attrs["out_d"], attrs["out_h"], attrs["out_w"])[-len(in_sizes):])
+        return tuple(int(v) for v in out_size.reshape(-1)[:n])
+    factor = float(np.asarray(scale).reshape(-1)[0]) if scale is not None else attrs["scale"]
+    if factor > 0:
+        return tuple(int(np.float32(s) * np.float32(factor)) if s >= 0 else -1 for s in in_sizes)
+    return tuple((attrs["out_d"], attrs["out_h"], attrs["out_w"])[-n:])
 
 
 def _ratio(in_size, out_size, align_corners):
@@ -73,12 +83,14 @@ def _check_rank(attrs, ndim):
         raise ValueError(f"X's dimension must be {want} for {attrs['interp_method']}_interp, but received {ndim}")
 
 
-def _interp_infer(attrs, x, out_size):
+def _interp_infer(attrs, x, out_size, size_tensor=(), scale=None):
     _check_rank(attrs, len(x.shape))
     axes = _spatial_axes(attrs, len(x.shape))
-    # as fluid: the attrs at compile time, OutSize at run time
+    # as fluid: the attrs at compile time (-1 where a Scale tensor decides), OutSize / SizeTensor at run time
     shape = list(x.shape)
-    for axis, size in zip(axes, _out_sizes(attrs, [x.shape[a] for a in axes])):
+    sizes = ((-1,) * len(axes) if scale is not None and not size_tensor else
+             _out_sizes(attrs, [x.shape[a] for a in axes]))
+    for axis, size in zip(axes, sizes):
         shape[axis] = size
     return (tuple(shape), x.dtype)
 
@@ -87,11 +99,12 @@ def _bcast(v, axis, ndim):
     return v.reshape([-1 if i == axis else 1 for i in range(ndim)])
 
 
-def _interp_plan(attrs, x, out_size):
+def _interp_plan(attrs, x, sizes):
+    """(resized axes, their taps); ``sizes``: the OutSize, SizeTensor and Scale inputs."""
     _check_rank(attrs, x.ndim)
     axes = _spatial_axes(attrs, x.ndim)
     in_sizes = [x.shape[a] for a in axes]
-    out_sizes = _out_sizes(attrs, in_sizes, out_size)
+    out_sizes = _out_sizes(attrs, in_sizes, *sizes)
     if min(out_sizes) <= 0:
         names = "out_d, out_h and out_w" if len(axes) == 3 else "out_h and out_w"
         raise ValueError(f"{names} in Attr(out_shape) of Op(interpolate) should be greater than 0, got "
@@ -101,16 +114,18 @@ def _interp_plan(attrs, x, out_size):
     return axes, [_TAPS[attrs["interp_method"]](i, o, attrs) for i, o in zip(in_sizes, out_sizes)]
 
 
-def _interp_forward(attrs, x, out_size):
-    axes, plan = _interp_plan(attrs, x, out_size)
-    out = x
-    for axis, taps in zip(axes, plan):  # one axis at a time: separable
-        if attrs["interp_method"] == "nearest":
-            out = out.take(taps, axis=axis)
-            continue
-        index, weights = taps
-        out = sum(out.take(i, axis=axis) * _bcast(w, axis, x.ndim).astype(x.dtype) for i, w in zip(index.T, weights.T))
-    return out
+def _interp_forward(attrs, x, out_size, size_tensor=(), scale=None):
+    axes, plan = _interp_plan(attrs, x, (out_size, size_tensor, scale))
+    if attrs["interp_method"] == "nearest":
+        for axis, index in zip(axes, plan):
+            x = x.take(index, axis=axis)
+        return x
+    # integer images (uint8) blend in float32 and truncate back, as fluid's kernels cast their float sums
+    out = x if x.dtype.kind == "f" else x.astype(np.float32)
+    for axis, (index, weights) in zip(axes, plan):  # one axis at a time: separable
+        out = sum(out.take(i, axis=axis) * _bcast(w, axis, x.ndim).astype(out.dtype)
+                  for i, w in zip(index.T, weights.T))
+    return out.astype(x.dtype, copy=False)
 
 
 def _scatter_axis(d, index, axis, size):
@@ -125,8 +140,8 @@ def _scatter_axis(d, index, axis, size):
 
 
 def _interp_backward(attrs, ins, outs, douts, need):
-    x, out_size = ins[0], ins[1]
-    axes, plan = _interp_plan(attrs, x, out_size)
+    x = ins[0]
+    axes, plan = _interp_plan(attrs, x, ins[1:])
     d = douts[0]
     for axis, taps in reversed(list(zip(axes, plan))):
         size = x.shape[axis]
@@ -136,13 +151,15 @@ def _interp_backward(attrs, ins, outs, douts, need):
         index, weights = taps
         d = sum(_scatter_axis(d * _bcast(w, axis, d.ndim).astype(d.dtype), i, axis, size)
                 for i, w in zip(index.T, weights.T))
-    return d, None
+    return d, None, None, None
 
 
 for _name, _method in (("bilinear_interp", "bilinear"), ("nearest_interp", "nearest"),
                        ("trilinear_interp", "trilinear"), ("bicubic_interp", "bicubic")):
-    register_op(_name, inputs=("X", "OutSize"), outputs=("Out",), attrs=dict(_INTERP_ATTRS, interp_method=_method),
-                optional=("OutSize",), no_grad_inputs=("OutSize",), infer_shape=_interp_infer)(_interp_forward)
+    register_op(_name, inputs=("X", "OutSize", "SizeTensor", "Scale"), outputs=("Out",),
+                attrs=dict(_INTERP_ATTRS, interp_method=_method), duplicable=("SizeTensor",),
+                optional=("OutSize", "SizeTensor", "Scale"), no_grad_inputs=("OutSize", "SizeTensor", "Scale"),
+                infer_shape=_interp_infer)(_interp_forward)
     register_grad(_name)(_interp_backward)
 
 
@@ -181,7 +198,8 @@ def _pad2d_widths(attrs, ndim):
 
 
 def _pad2d_infer(attrs, x, paddings):
-    widths, axes = _pad2d_widths(attrs, len(x.shape))
+    # with the Paddings input the attr may be empty (fluid's layer leaves it so); those sizes wait for the run
+    widths, axes = _pad2d_widths(attrs if paddings is None else dict(attrs, paddings=[0] * 4), len(x.shape))
     return (tuple(d + a + b if d >= 0 and (paddings is None or i not in axes) else -1
                   for i, (d, (a, b)) in enumerate(zip(x.shape, widths))), x.dtype)
 

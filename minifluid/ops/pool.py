@@ -23,6 +23,14 @@ from .registry import array_module, register_grad, register_op
 _MAX_POOL_INIT = float(np.finfo(np.float32).min)  # -FLT_MAX, fluid's start value for a max window
 
 
+def global_adaptive(attrs, spatial):
+    """fluid's global_pooling with adaptive: the window is the whole input and the adaptive output takes its size,
+    so each output pools one pixel (the attrs of that adaptive pooling; other attrs unchanged)."""
+    if attrs["global_pooling"] and attrs["adaptive"]:
+        return dict(attrs, global_pooling=False, ksize=list(spatial))
+    return attrs
+
+
 def _pool_geometry(attrs, x4_shape):
     h, w = x4_shape[1:3]
     if attrs["global_pooling"]:
@@ -38,6 +46,7 @@ def _pool_geometry(attrs, x4_shape):
 def _pool_infer(attrs, x):
     fmt = attrs["data_format"]
     n, h, w, c = nhwc_shape(x.shape, fmt)
+    attrs = global_adaptive(attrs, (h, w))
     if attrs["global_pooling"]:
         out = (1, 1)
     elif attrs["adaptive"]:
@@ -116,14 +125,16 @@ def _taps(geo, padded):
             yield i, j, padded[:, rows, cols]
 
 
-@register_op("pool2d", inputs=("X",), outputs=("Out",), infer_shape=_pool_infer,
-             attrs={"pooling_type": "max", "ksize": [1, 1], "global_pooling": False, "strides": [1, 1],
-                    "paddings": [0, 0], "exclusive": True, "adaptive": False, "ceil_mode": False,
-                    "use_cudnn": True, "use_mkldnn": False, "use_quantizer": False, "data_format": "NCHW",
-                    "padding_algorithm": "EXPLICIT", "is_test": False})
+_POOL_ATTRS = {"pooling_type": "max", "ksize": [1, 1], "global_pooling": False, "strides": [1, 1], "paddings": [0, 0],
+               "exclusive": True, "adaptive": False, "ceil_mode": False, "use_cudnn": True, "use_mkldnn": False,
+               "use_quantizer": False, "data_format": "NCHW", "padding_algorithm": "EXPLICIT", "is_test": False}
+
+
+@register_op("pool2d", inputs=("X",), outputs=("Out",), infer_shape=_pool_infer, attrs=_POOL_ATTRS)
 def _pool2d_forward(attrs, x):
     fmt = attrs["data_format"]
     x4 = to_nhwc(x, fmt)
+    attrs = global_adaptive(attrs, x4.shape[1:3])
     xp, is_max = array_module(x4), attrs["pooling_type"] == "max"
     if attrs["global_pooling"]:
         out = x4.max(axis=(1, 2), keepdims=True) if is_max else x4.mean(axis=(1, 2), keepdims=True)
@@ -159,6 +170,7 @@ def _global_pool_grad(attrs, x4, d4):
 def _pool2d_backward(attrs, ins, outs, douts, need):
     fmt = attrs["data_format"]
     x4, d4 = to_nhwc(ins[0], fmt), to_nhwc(douts[0], fmt)
+    attrs = global_adaptive(attrs, x4.shape[1:3])
     xp = array_module(x4)
     if attrs["global_pooling"]:
         return (from_nhwc(_global_pool_grad(attrs, x4, d4), fmt),)
@@ -195,3 +207,97 @@ def _pool2d_backward(attrs, ins, outs, douts, need):
             geo.col2im(tap_grad, (hi - lo,) + x4.shape[1:], x4.dtype, xp, out=dx[lo:hi])
     geo.map_images(x4.shape[0], x4.shape[3] * x4.dtype.itemsize, chunk, xp)
     return (from_nhwc(dx, fmt),)
+
+
+# --- spp: spatial pyramid pooling, level p pools into 2^p x 2^p bins, each flattened, levels side by side ------------
+def _spp_levels(attrs, x_shape):
+    """Per level: (bins, the pool2d attrs of its bins) with fluid's kernel ceil(size / bins), stride = kernel and
+    padding (kernel * bins - size + 1) / 2."""
+    levels = []
+    for p in range(attrs["pyramid_height"]):
+        bins = 2 ** p
+        k = [-(-size // bins) for size in x_shape[2:4]]
+        pads = [(kk * bins - size + 1) // 2 for kk, size in zip(k, x_shape[2:4])]
+        levels.append((bins, {**_POOL_ATTRS, "pooling_type": attrs["pooling_type"], "ksize": k, "strides": k,
+                              "paddings": pads}))
+    return levels
+
+
+def _spp_infer(attrs, x):
+    if len(x.shape) != 4:
+        raise ValueError(f"Spping intput must be of 4-dimensional, but received shape {list(x.shape)}")
+    if attrs["pooling_type"] not in ("max", "avg"):
+        raise ValueError(f"Attr(pooling_type) of Op(spp) should be 'max' or 'avg', but received "
+                         f"{attrs['pooling_type']!r}")
+    width = (4 ** attrs["pyramid_height"] - 1) // 3 * x.shape[1] if x.shape[1] >= 0 else -1
+    return (x.shape[0], width), x.dtype
+
+
+@register_op("spp", inputs=("X",), outputs=("Out",), infer_shape=_spp_infer,
+             attrs={"pyramid_height": 1, "pooling_type": "max"})
+def _spp_forward(attrs, x):
+    _spp_infer(attrs, x)
+    xp, n = array_module(x), x.shape[0]
+    return xp.concatenate([_pool2d_forward(level, x)[:, :, :bins, :bins].reshape(n, -1)
+                           for bins, level in _spp_levels(attrs, x.shape)], axis=1)
+
+
+@register_grad("spp", reads=("X",))
+def _spp_backward(attrs, ins, outs, douts, need):
+    x, d, start = ins[0], douts[0], 0
+    dx = array_module(x).zeros_like(x)
+    for bins, level in _spp_levels(attrs, x.shape):  # a loop over pyramid levels (a few), each one pool2d gradient
+        out = _pool2d_forward(level, x)
+        part = d[:, start:start + x.shape[1] * bins * bins].reshape(x.shape[:2] + (bins, bins))
+        start += x.shape[1] * bins * bins
+        d_level = array_module(x).zeros(out.shape, dtype=x.dtype)
+        d_level[:, :, :bins, :bins] = part
+        dx += _pool2d_backward(level, (x,), (out,), (d_level,), (True,))[0]
+    return (dx,)
+
+
+# --- unpool: max unpooling, each value written to the flat OH*OW position its Indices entry names ------------------
+def _unpool_size(attrs, x_shape):
+    return tuple((size - 1) * s - 2 * p + k if size >= 0 else -1
+                 for size, k, s, p in zip(x_shape[2:4], attrs["ksize"], attrs["strides"], attrs["paddings"]))
+
+
+def _unpool_infer(attrs, x, indices):
+    if len(x.shape) != 4:
+        raise ValueError(f"Input(X) of Op(unpool) should be a 4-D Tensor, but received {len(x.shape)}-D, the shape "
+                         f"is {list(x.shape)}")
+    if tuple(x.shape) != tuple(indices.shape):
+        raise ValueError(f"The dimensions of Input(X) and Input(Indices) of Op(unpool) should be equal, but received "
+                         f"X's shape {list(x.shape)} and Indices' shape {list(indices.shape)}")
+    return tuple(x.shape[:2]) + _unpool_size(attrs, x.shape), x.dtype
+
+
+def _unpool_targets(attrs, x, indices):
+    """(flat [N*C, OH*OW] output shape, row of every input value, its column: the Indices entry)."""
+    if attrs["unpooling_type"] != "max":
+        raise ValueError(f"Attr(unpooling_type) of Op(unpool) can only be 'max', but received "
+                         f"{attrs['unpooling_type']!r}")
+    xp, (oh, ow) = array_module(x), _unpool_size(attrs, x.shape)
+    cols = indices.reshape(x.shape[0] * x.shape[1], -1).astype(np.int64)
+    if cols.size and (cols.min() < 0 or cols.max() >= oh * ow):
+        raise ValueError(f"unpool: Input(Indices) holds positions outside the {oh}x{ow} output: "
+                         f"[{int(cols.min())}, {int(cols.max())}]")
+    return (cols.shape[0], oh * ow), xp.arange(cols.shape[0])[:, None], cols
+
+
+@register_op("unpool", inputs=("X", "Indices"), outputs=("Out",), no_grad_inputs=("Indices",),
+             infer_shape=_unpool_infer,
+             attrs={"ksize": [1, 1], "strides": [1, 1], "paddings": [0, 0], "unpooling_type": "max"})
+def _unpool_forward(attrs, x, indices):
+    _unpool_infer(attrs, x, indices)
+    shape, rows, cols = _unpool_targets(attrs, x, indices)
+    out = array_module(x).zeros(shape, dtype=x.dtype)
+    out[rows, cols] = x.reshape(cols.shape)
+    return out.reshape(tuple(x.shape[:2]) + _unpool_size(attrs, x.shape))
+
+
+@register_grad("unpool", reads=("X", "Indices"))
+def _unpool_backward(attrs, ins, outs, douts, need):
+    (x, indices), d = ins, douts[0]
+    shape, rows, cols = _unpool_targets(attrs, x, indices)
+    return d.reshape(shape)[rows, cols].reshape(x.shape), None

@@ -11,9 +11,9 @@ one einsum, max one gather of every window padded to the longest by repeating it
 """
 import numpy as np
 
-from .conv3d import Volume, from_ndhwc, ndhwc_shape, resolve_pads, to_ndhwc
+from .conv3d import CHANNELS_LAST, Volume, from_ndhwc, ndhwc_shape, resolve_pads, to_ndhwc
 from .im2col import POOL_SIZE_ERROR
-from .pool import _adaptive_matrix, _adaptive_taps
+from .pool import _adaptive_matrix, _adaptive_taps, global_adaptive
 from .registry import array_module, register_grad, register_op
 
 _MAX_POOL_INIT = float(np.finfo(np.float32).min)
@@ -36,8 +36,9 @@ def _volume(attrs, x5_shape):
 def _pool3d_infer(attrs, x):
     fmt = attrs["data_format"]
     n, d, h, w, c = ndhwc_shape(x.shape, fmt)
+    attrs = global_adaptive(attrs, (d, h, w))
     out = tuple(attrs["ksize"]) if attrs["adaptive"] else _volume(attrs, (n, d, h, w, c)).out
-    return ((n, c) + out if fmt != "NDHWC" else (n,) + out + (c,)), x.dtype
+    return ((n, c) + out if fmt not in CHANNELS_LAST else (n,) + out + (c,)), x.dtype
 
 
 def _avg_divisor(vol, x5, attrs):
@@ -96,7 +97,8 @@ def _adaptive_backward(attrs, x5, d5):
 def _pool3d_forward(attrs, x):
     fmt = attrs["data_format"]
     x5 = to_ndhwc(x, fmt)
-    if attrs["adaptive"] and not attrs["global_pooling"]:
+    attrs = global_adaptive(attrs, x5.shape[1:4])
+    if attrs["adaptive"]:
         return from_ndhwc(_adaptive_forward(attrs, x5), fmt)
     vol = _volume(attrs, x5.shape)
     is_max = attrs["pooling_type"] == "max"
@@ -113,7 +115,8 @@ def _pool3d_backward(attrs, ins, outs, douts, need):
     fmt = attrs["data_format"]
     x5, d5 = to_ndhwc(ins[0], fmt), to_ndhwc(douts[0], fmt)
     xp = array_module(x5)
-    if attrs["adaptive"] and not attrs["global_pooling"]:
+    attrs = global_adaptive(attrs, x5.shape[1:4])
+    if attrs["adaptive"]:
         return (from_ndhwc(_adaptive_backward(attrs, x5, d5), fmt),)
     vol = _volume(attrs, x5.shape)
     if attrs["pooling_type"] != "max":
@@ -127,27 +130,38 @@ def _pool3d_backward(attrs, ins, outs, douts, need):
 
 
 # --- max_pool3d_with_index: the max and its flat D*H*W position (Mask), NCDHW ------------------------------------------
+def _resolve_global(attrs, dhw):
+    """fluid's global_pooling: the window is the whole input and the paddings 0; ``adaptive`` then asks for an
+    output of that size (windows of one voxel)."""
+    if not attrs["global_pooling"]:
+        return attrs
+    return dict(attrs, global_pooling=False, ksize=list(dhw), paddings=[0] * len(dhw))
+
+
 def _with_index_volume(attrs, x5_shape):
-    dhw = x5_shape[1:4]
-    if attrs["global_pooling"]:
-        return Volume([0] * 6, dhw, dhw, (1, 1, 1), (1, 1, 1))
     pads = [p for p in attrs["paddings"] for _ in (0, 1)]
-    return Volume(pads, dhw, attrs["ksize"], attrs["strides"], (1, 1, 1), message=POOL_SIZE_ERROR)
+    return Volume(pads, x5_shape[1:4], attrs["ksize"], attrs["strides"], (1, 1, 1), message=POOL_SIZE_ERROR)
+
+
+def _with_index_out(attrs, shape5):
+    """The [N, C, OD, OH, OW] of max_pool3d_with_index's outputs for NCDHW ``shape5``."""
+    attrs = _resolve_global(attrs, shape5[2:])
+    return tuple(shape5[:2]) + (tuple(attrs["ksize"]) if attrs["adaptive"] else
+                                _with_index_volume(attrs, ndhwc_shape(shape5, "NCDHW")).out)
 
 
 def _with_index_infer(attrs, x):
     if len(x.shape) != 5:
         raise ValueError(f"Pooling intput should be 4-D or 5-D tensor but received {len(x.shape)}-D")
-    n, c = x.shape[:2]
-    out = tuple(attrs["ksize"]) if attrs["adaptive"] else \
-        _with_index_volume(attrs, ndhwc_shape(x.shape, "NCDHW")).out
-    return ((n, c) + out, x.dtype), ((n, c) + out, "int32")
+    out = _with_index_out(attrs, x.shape)
+    return (out, x.dtype), (out, "int32")
 
 
 def _max_with_position(attrs, x5):
     """(max [N, OD, OH, OW, C], the flat D*H*W position of its first occurrence)."""
     xp, d, h, w = array_module(x5), *x5.shape[1:4]
-    if attrs["adaptive"] and not attrs["global_pooling"]:
+    attrs = _resolve_global(attrs, (d, h, w))
+    if attrs["adaptive"]:
         windows, pos = _adaptive_gather(x5, tuple(attrs["ksize"]))
         first = windows.argmax(axis=4)
         where = xp.take_along_axis(pos[None, :, :, :, :, None], first[:, :, :, :, None], axis=4)[:, :, :, :, 0]
@@ -164,19 +178,55 @@ def _max_with_position(attrs, x5):
         coords[2]
 
 
+_WITH_INDEX_ATTRS = {"ksize": [1, 1, 1], "global_pooling": False, "adaptive": False, "strides": [1, 1, 1],
+                     "paddings": [0, 0, 0]}
+
+
 @register_op("max_pool3d_with_index", inputs=("X",), outputs=("Out", "Mask"), infer_shape=_with_index_infer,
-             attrs={"ksize": [1, 1, 1], "global_pooling": False, "adaptive": False, "strides": [1, 1, 1],
-                    "paddings": [0, 0, 0]})
+             attrs=_WITH_INDEX_ATTRS)
 def _max_pool3d_with_index_forward(attrs, x):
     out, where = _max_with_position(attrs, to_ndhwc(x, "NCDHW"))
     return from_ndhwc(out, "NCDHW"), from_ndhwc(where.astype(np.int32), "NCDHW")
 
 
-@register_grad("max_pool3d_with_index", reads=("X", "Mask"))
-def _max_pool3d_with_index_backward(attrs, ins, outs, douts, need):
+def _max_pool_with_index_backward(attrs, ins, outs, douts, need):
     x, mask, d = ins[0], outs[1], douts[0]
     xp, (n, c) = array_module(x), x.shape[:2]
     volume = int(np.prod(x.shape[2:]))
     target = (xp.arange(n * c).reshape(n, c, 1) * volume + mask.reshape(n, c, -1)).reshape(-1)
     dx = xp.bincount(target, weights=d.reshape(-1), minlength=x.size)
     return (dx.reshape(x.shape).astype(x.dtype, copy=False),)
+
+
+register_grad("max_pool3d_with_index", reads=("X", "Mask"))(_max_pool_with_index_backward)
+
+
+# --- max_pool2d_with_index: the 3-D op over a depth of one (a window of depth 1; Mask is then h * W + w) ----------
+def _as_depth_one(attrs, shape):
+    """(the 3-D op's attrs, the NC1HW shape) for the 2-D op on NCHW ``shape``."""
+    if len(shape) != 4:
+        raise ValueError(f"Input(X) of Op(max_pool2d_with_index) should be a 4-D Tensor, but received: "
+                         f"{len(shape)}-D Tensor, the shape is {list(shape)}")
+    for name in ("ksize", "strides", "paddings"):
+        if len(attrs[name]) != 2:
+            raise ValueError(f"Attr({name}) of Op(max_pool2d_with_index) should have 2 values, but received "
+                             f"{list(attrs[name])}")
+    lifted = dict(attrs, ksize=[1] + list(attrs["ksize"]), strides=[1] + list(attrs["strides"]),
+                  paddings=[0] + list(attrs["paddings"]))
+    return lifted, tuple(shape[:2]) + (1,) + tuple(shape[2:])
+
+
+def _with_index_2d_infer(attrs, x):
+    out = _with_index_out(*_as_depth_one(attrs, x.shape))
+    return (out[:2] + out[3:], x.dtype), (out[:2] + out[3:], "int32")
+
+
+@register_op("max_pool2d_with_index", inputs=("X",), outputs=("Out", "Mask"), infer_shape=_with_index_2d_infer,
+             attrs={**_WITH_INDEX_ATTRS, "ksize": [1, 1], "strides": [1, 1], "paddings": [0, 0]})
+def _max_pool2d_with_index_forward(attrs, x):
+    lifted, shape5 = _as_depth_one(attrs, x.shape)
+    out, mask = _max_pool3d_with_index_forward(lifted, x.reshape(shape5))
+    return out[:, :, 0], mask[:, :, 0]
+
+
+register_grad("max_pool2d_with_index", reads=("X", "Mask"))(_max_pool_with_index_backward)

@@ -148,23 +148,26 @@ def _im2seq_infer(attrs, x, y):
     return (-1, c * kh * kw if c >= 0 else -1), x.dtype
 
 
-def _im2seq_keep(attrs, x, y, oh, ow):
-    """[N, oh, ow] mask of the windows each image keeps (all without Y; its real size's windows with Y)."""
+def _im2seq_plan(attrs, x, y):
+    """(grid rows, grid columns, [N, rows, columns] mask of the windows each image keeps). Without Y (or for one
+    image) every image keeps the input's grid; with Y each keeps the grid of its real size (after out_stride),
+    which may run past the input: those windows read zeros, as fluid's im2col does."""
+    oh, ow = _im2seq_grid(attrs, x)
     if y is None or x.shape[0] <= 1:
-        return np.ones((x.shape[0], oh, ow), bool)
+        return oh, ow, np.ones((x.shape[0], oh, ow), bool)
     real = np.asarray(y).reshape(x.shape[0], 2).astype(np.int64)
     real = -(-real // np.asarray(attrs["out_stride"], np.int64))  # ceil division by out_stride
     (kh, kw), (sh, sw), (up, left, down, right) = attrs["kernels"], attrs["strides"], attrs["paddings"]
     rh, rw = _im2seq_out(real[:, 0], kh, up, down, sh), _im2seq_out(real[:, 1], kw, left, right, sw)
-    if (rh > oh).any() or (rw > ow).any():
-        raise ValueError(f"im2sequence: Input(Y)'s real image sizes {real.tolist()} (after out_stride) give more "
-                         f"windows than the input's {x.shape[2]}x{x.shape[3]} holds")
-    return (np.arange(oh)[None, :, None] < rh[:, None, None]) & (np.arange(ow)[None, None, :] < rw[:, None, None])
+    oh, ow = max(oh, int(rh.max())), max(ow, int(rw.max()))
+    return oh, ow, (np.arange(oh)[None, :, None] < rh[:, None, None]) & (np.arange(ow)[None, None, :] < rw[:, None, None])
 
 
-def _im2seq_padded_shape(attrs, x):
-    (up, left, down, right) = attrs["paddings"]
-    return x.shape[:2] + (x.shape[2] + up + down, x.shape[3] + left + right)
+def _im2seq_padded_shape(attrs, x, oh, ow):
+    """The zero-padded image holding every window of the oh x ow grid."""
+    (kh, kw), (sh, sw), (up, left, down, right) = attrs["kernels"], attrs["strides"], attrs["paddings"]
+    return x.shape[:2] + (max(x.shape[2] + up + down, (oh - 1) * sh + kh), max(x.shape[3] + left + right,
+                                                                            (ow - 1) * sw + kw))
 
 
 @register_op("im2sequence", inputs=("X", "Y"), outputs=("Out",), optional=("Y",), no_grad_inputs=("Y",),
@@ -173,12 +176,11 @@ def _im2seq_padded_shape(attrs, x):
 def _im2sequence_forward(ctx, attrs, x, y):
     _im2seq_infer(attrs, x, y)
     (kh, kw), (sh, sw), (up, left, _, _) = attrs["kernels"], attrs["strides"], attrs["paddings"]
-    oh, ow = _im2seq_grid(attrs, x)
-    padded = np.zeros(_im2seq_padded_shape(attrs, x), x.dtype)
+    oh, ow, keep = _im2seq_plan(attrs, x, y)
+    padded = np.zeros(_im2seq_padded_shape(attrs, x, oh, ow), x.dtype)
     padded[:, :, up:up + x.shape[2], left:left + x.shape[3]] = x
     windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
-    rows = windows.transpose(0, 2, 3, 1, 4, 5)  # [N, oh, ow, C, kh, kw]
-    keep = _im2seq_keep(attrs, x, y, oh, ow)
+    rows = windows[:, :, :oh, :ow].transpose(0, 2, 3, 1, 4, 5)  # [N, oh, ow, C, kh, kw]
     ctx.set_output_lod("Out", [keep.sum(axis=(1, 2)).tolist()])
     return rows[keep].reshape(-1, x.shape[1] * kh * kw)
 
@@ -187,11 +189,10 @@ def _im2sequence_forward(ctx, attrs, x, y):
 def _im2sequence_backward(ctx, attrs, ins, outs, douts, need):
     (x, y), dout = ins, douts[0]
     (kh, kw), (sh, sw), (up, left, _, _) = attrs["kernels"], attrs["strides"], attrs["paddings"]
-    oh, ow = _im2seq_grid(attrs, x)
-    keep = _im2seq_keep(attrs, x, y, oh, ow)
+    oh, ow, keep = _im2seq_plan(attrs, x, y)
     grid = np.zeros((x.shape[0], oh, ow, x.shape[1], kh, kw), dout.dtype)
     grid[keep] = dout.reshape(-1, x.shape[1], kh, kw)
-    dpad = np.zeros(_im2seq_padded_shape(attrs, x), dout.dtype)
+    dpad = np.zeros(_im2seq_padded_shape(attrs, x, oh, ow), dout.dtype)
     grid = grid.transpose(0, 3, 4, 5, 1, 2)  # [N, C, kh, kw, oh, ow]
     for i in range(kh):  # one strided slice-add per filter tap
         for j in range(kw):

@@ -183,8 +183,8 @@ def test_context_ops_run_in_data_parallel_replicas(ops, monkeypatch):
 
 
 def test_a_context_op_is_refused_in_dygraph_mode_with_a_clear_error(ops):
-    """Dygraph gives context ops the program's random generator only (tracer.py's _EagerContext); asking
-    for anything else (here a scope lookup) names the op and what it asked for."""
+    """Dygraph gives context ops their tensors' LoD and the program's random generator (tracer.py's
+    _EagerContext); asking for anything else (here a scope lookup) names the op and what it asked for."""
     with fluid.dygraph.guard():
         x = fluid.dygraph.to_variable(np.ones((2, 2), "float32"))
         with pytest.raises(NotImplementedError, match="op '_scaled_by' asks the static Executor's context for "

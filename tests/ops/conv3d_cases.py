@@ -189,3 +189,16 @@ case("max_pool3d_with_index", "strided-padded", inputs={"X": distinct(2, 2, 5, 4
 case("max_pool3d_with_index", "adaptive", inputs={"X": distinct(2, 2, 5, 4, 7)},
      attrs={"ksize": [3, 3, 2], "adaptive": True}, grad_outputs=("Out",),
      reference=lambda X: with_index_ref(X, adaptive_windows((3, 3, 2))))
+
+
+def depth_one_ref(x, windows_of):
+    """max_pool2d_with_index's reference: the 3-D one on [N, C, 1, H, W] (a depth of one keeps Mask h * W + w)."""
+    return {k: v[:, :, 0] for k, v in with_index_ref(x[:, :, None], windows_of).items()}
+
+
+case("max_pool2d_with_index", "strided-padded", inputs={"X": distinct(2, 2, 5, 6)},
+     attrs={"ksize": [3, 2], "strides": [2, 2], "paddings": [1, 0]}, grad_outputs=("Out",),
+     reference=lambda X: depth_one_ref(X, strided_windows([1, 3, 2], [1, 2, 2], [0, 1, 0])))
+case("max_pool2d_with_index", "adaptive", inputs={"X": distinct(2, 2, 5, 7)},
+     attrs={"ksize": [3, 2], "adaptive": True}, grad_outputs=("Out",),
+     reference=lambda X: depth_one_ref(X, adaptive_windows((1, 3, 2))))

@@ -14,6 +14,7 @@ from . import deformable_cases, dense_cases, roi_cases, sampled_loss_cases, visi
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import pool2d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 
 rng = np.random.RandomState(0)

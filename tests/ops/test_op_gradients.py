@@ -16,6 +16,7 @@ from . import sampled_loss_cases  # noqa: F401  (adds its cases to dense_cases.C
 from . import vision_misc_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import misc_nn_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import conv3d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
+from . import pool2d_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import deformable_cases, roi_cases, yolo_cases
 from . import tree_conv_cases  # noqa: F401  (adds its cases to vision_cases.CASES)
 from . import contrib_cases
