@@ -55,10 +55,10 @@ _FULL = ("bool", "float16", "float32", "float64", "int32", "int64")
 
 
 def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
-    """A tensor of ``shape`` (a list or tuple) and ``dtype`` (float32 by default) filled with ``fill_value``;
-    ``device`` is accepted and ignored (one place)."""
+    """A tensor of ``shape`` and ``dtype`` (float32 by default) filled with ``fill_value``; ``shape`` and
+    ``fill_value`` may be Variables as in fill_constant; ``device`` is accepted and ignored (one place)."""
     dtype = check_dtype("float32" if dtype is None else dtype, "create data type", _FULL, "full")
-    check_type(shape, "shape", (list, tuple), "full")
+    check_type(shape, "shape", (list, tuple, Variable), "full")
     if out is not None:
         check_type(out, "out", (Variable,), "full")
     out = fill_constant(shape, dtype, fill_value, out=out)

@@ -7,7 +7,7 @@ runs: layers/tensor_attrs.py).
 """
 from ..dtypes import convert_dtype
 from ..errors import check_type
-from ..framework.variable import Variable
+from ..framework.variable import Variable, VarType
 from .activation import check_variable_and_dtype
 from .helper import LayerHelper
 from .tensor_attrs import list_attr, shape_attr
@@ -135,8 +135,16 @@ def expand(x, expand_times, name=None):
 
 
 def stack(x, axis=0):
-    """Join same-shaped tensors along a new ``axis``."""
+    """Join same-shaped tensors along a new ``axis``; a LoDTensorArray (alone in the list) stacks its entries."""
+    axis = 0 if axis is None else axis
     xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    if xs[0].type == VarType.LOD_TENSOR_ARRAY:
+        if len(xs) != 1:
+            raise ValueError(f"If the elements of 'x' in stack are Variable(LoDTensorArray), number of the elements "
+                             f"must be 1, but received {len(xs)}.")
+        check_variable_and_dtype(xs[0], "x", ("float16", "float32", "float64", "int32", "int64"), "stack")
+        from .control_flow import tensor_array_to_tensor  # noqa: PLC0415  (control_flow imports this module)
+        return tensor_array_to_tensor(xs[0], axis, use_stack=True)[0]
     return _op("stack", {"X": xs}, {"axis": axis}, xs[0].dtype)
 
 

@@ -159,15 +159,25 @@ def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
 
 def transpose(x, perm, name=None):
     """``x`` with its dimensions permuted by ``perm``."""
+    check_variable_and_dtype(x, "x", ("float16", "float32", "float64", "int32", "int64"), "transpose")
+    check_type(perm, "perm", (list, tuple), "transpose")
     if len(perm) != len(x.shape):
-        raise ValueError(f"transpose: perm {list(perm)} must have one entry per dimension of x "
-                         f"(shape {list(x.shape)})")
+        raise ValueError(f"Input(perm) is the permutation of dimensions of Input(x), its length should be equal to "
+                         f"dimensions of Input(x), but received dimension of Input(x) is {len(x.shape)}, the length "
+                         f"of Input(perm) is {len(perm)}.")
+    for i, d in enumerate(perm):
+        if d >= len(x.shape):
+            raise ValueError(f"Each element in Input(perm) should be less than Input(x)'s dimension, but {i}-th "
+                             f"element in Input(perm) is {d} which exceeds Input(x)'s dimension {len(x.shape)}.")
     return _with_xshape("transpose2", x, {"axis": [int(p) for p in perm]}, name)
 
 
 def flatten(x, axis=1, name=None):
     """``x`` as a 2-D tensor: dimensions before ``axis`` form the rows, the rest the columns."""
-    return _with_xshape("flatten2", x, {"axis": int(axis)}, name)
+    check_variable_and_dtype(x, "x", ("float32", "float64", "int8", "int32", "int64"), "flatten")
+    if not isinstance(axis, int) or not 0 <= axis <= len(x.shape):
+        raise ValueError("The axis should be a int, and in range [0, rank(x)]")
+    return _with_xshape("flatten2", x, {"axis": axis}, name)
 
 
 def squeeze(input, axes, name=None):

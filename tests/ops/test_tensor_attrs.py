@@ -276,3 +276,36 @@ def test_split_axis_and_sections_from_variables():
     np.testing.assert_array_equal(ra, x[:, :2]) and np.testing.assert_array_equal(rc, x[:, 3:])
     np.testing.assert_array_equal(re_, x[:, 3:])
     np.testing.assert_array_equal(g[:, :3], 0 * x[:, :3]) and np.testing.assert_array_equal(g[:, 3:], 3 + 0 * x[:, 3:])
+
+
+def test_full_with_variable_shape_and_stack_of_a_tensor_array():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        filled = L.full([1, L.fill_constant([1], "int64", 3)], 2.5)
+        array = L.create_array("float32")
+        b = fluid.data("b", [2, 3])
+        for i in range(2):
+            L.array_write(b, L.fill_constant([1], "int64", i), array)
+        stacked = L.stack(array, axis=1)
+    assert filled.shape == (1, -1) and stacked.shape[1] == -1
+    bv = np.arange(6, dtype="float32").reshape(2, 3)
+    f, s = fluid.Executor().run(main, feed={"b": bv}, fetch_list=[filled, stacked])
+    assert f.tolist() == [[2.5] * 3]
+    np.testing.assert_array_equal(s, np.stack([bv, bv], axis=1))
+
+
+def test_transpose_and_flatten_argument_checks():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [10, 5, 3])
+        with pytest.raises(TypeError):
+            L.transpose("not a variable", perm=[1, 0, 2])
+        with pytest.raises(TypeError, match="perm"):
+            L.transpose(x, perm="[1, 0, 2]")
+        with pytest.raises(ValueError, match="length should be equal to dimensions of Input"):
+            L.transpose(x, perm=[1, 0, 2, 3])
+        with pytest.raises(ValueError, match="should be less than Input"):
+            L.transpose(x, perm=[3, 5, 7])
+        with pytest.raises(TypeError):
+            L.flatten(np.zeros((3, 2)), axis=1)
+        with pytest.raises(ValueError, match="The axis should be a int, and in range"):
+            L.flatten(x, axis=4)
