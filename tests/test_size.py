@@ -227,6 +227,8 @@ Global adaptive pooling as fluid's (ops/pool.py's global_adaptive, pool2d and po
 this slice's 192 in all, what they came to (30,798 before them): to 31,730 with the others above (31,538).
 reshape's shape and split's dim / sections as Variables with fluid's argument checks raise it by 40: to 31,770
 with the others above (31,730).
+full's Variable shape, stack of a LoDTensorArray and transpose / flatten's argument checks raise it by 18: to
+31,788.
 """
 import ast
 import io
@@ -237,7 +239,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_770
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_788
 
 
 def code_lines(path):
