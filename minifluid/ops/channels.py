@@ -30,7 +30,7 @@ from .registry import array_module
 
 __all__ = ["ChannelView"]
 
-ROW_FLOATS = 8192  # the least row length of the flat view (the tiled vector, 32 KiB, stays in cache)
+ROW_FLOATS = 8192  # the least row length of the flat view (the tiled vector, 32-64 KiB, stays in cache)
 BLOCK_BYTES = 1 << 20  # NOTE [ Per-channel passes in blocks ]
 
 
