@@ -22,7 +22,11 @@ A ``conv2d_transpose`` entry times conv2d_transpose's forward and backward kerne
 same shapes (tools/conv_nets.py ``transpose_vs_conv``: the conv whose adjoint it is, DCGAN generator layers
 at batch 64); ``ratio`` = transpose / conv.
 
+``--profile resnet20`` (or ``lenet``) prints instead where one step's time goes, op by op, in both frameworks
+(tools/conv_nets.py ``profile``): the evidence for what bounds the ratio.
+
 Run: python tools/bench_train.py [--steps 300] [--warmup 30] [--net-steps 20] [--nets-only] [--transpose-only]
+                                 [--profile NET]
 """
 import argparse
 import json
@@ -33,7 +37,7 @@ import time
 import numpy as np
 
 import minifluid as fluid
-from conv_nets import compare, transpose_vs_conv
+from conv_nets import NETS, compare, profile, transpose_vs_conv
 
 BATCH = 64
 LR = 0.05
@@ -202,7 +206,11 @@ def main():
     ap.add_argument("--net-steps", type=int, default=20, help="timed steps of the LeNet / ResNet-20 lines")
     ap.add_argument("--nets-only", action="store_true", help="only the LeNet / ResNet-20 lines")
     ap.add_argument("--transpose-only", action="store_true", help="only the conv2d_transpose vs conv2d line")
+    ap.add_argument("--profile", choices=sorted(NETS), help="only a per-op profile of one net's step, both frameworks")
     args = ap.parse_args()
+    if args.profile:
+        print(json.dumps({f"{args.profile}_profile": profile(args.profile, 128, max(args.net_steps // 4, 1))}))
+        return
     if args.transpose_only:
         print(json.dumps({"conv2d_transpose": transpose_vs_conv(args.net_steps)}))
         return

@@ -192,6 +192,49 @@ def compare(name, batch, warmup, steps):
     return result
 
 
+def profile(name, batch, steps, top=8):
+    """Where one step's time goes, per op: minifluid's ops by type (the executor's per-op timing,
+    minifluid/executor/timing.py) and, when importable, torch's operators by self CPU time (torch.profiler,
+    whose own cost inflates its figures a little), both in ms per step over ``steps`` steps after a warm-up,
+    the ``top`` largest of each; ``step_ms`` is each one's wall time per profiled step."""
+    from minifluid.executor import timing  # noqa: PLC0415
+    step = minifluid_step(name, batch)
+    step()
+    timing.recorder = recorder = timing.Recorder()
+    try:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        wall = time.perf_counter() - t0
+    finally:
+        timing.recorder = None
+    per_op = {}
+    for (_, op_type), row in recorder.rows.items():
+        per_op[op_type] = per_op.get(op_type, 0.0) + row[1]
+    result = {"minifluid": _top_ms(per_op, steps, top, wall)}
+    try:
+        import torch  # noqa: PLC0415 - optional comparison
+        from torch.profiler import ProfilerActivity  # noqa: PLC0415
+    except ImportError:
+        return result
+    torch.set_num_threads(os.cpu_count() or 1)
+    step = torch_step(torch, name, batch)
+    step()
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as prof:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        wall = time.perf_counter() - t0
+    per_op = {e.key: e.self_cpu_time_total / 1e6 for e in prof.key_averages()}
+    result["torch"] = _top_ms(per_op, steps, top, wall)
+    return result
+
+
+def _top_ms(seconds_by_op, steps, top, wall):
+    ranked = sorted(seconds_by_op.items(), key=lambda kv: -kv[1])[:top]
+    return {"step_ms": round(wall / steps * 1e3, 1), "ops_ms": {k: round(v / steps * 1e3, 1) for k, v in ranked}}
+
+
 # --- conv2d_transpose against conv2d on the same shapes ---------------------------------------------------
 # (name, conv2d_transpose input [N, C, H, W], filter [C, F, k, k], stride, padding): the DCGAN generator's
 # up-sampling layers at batch 64. Its conv2d twin is the conv whose adjoint it is: input [N, F, OH, OW],

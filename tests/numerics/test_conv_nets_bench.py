@@ -28,3 +28,13 @@ def test_transpose_vs_conv_times_both_kernels_on_the_adjoint_shapes():
     result = conv_nets.transpose_vs_conv(1, shapes=(("tiny", (2, 3, 4, 4), (3, 2, 3, 3), 2, 1),))
     line = result["tiny"]
     assert line["conv2d_transpose_ms"] > 0 and line["conv2d_ms"] > 0 and line["ratio"] > 0
+
+
+def test_profile_names_the_ops_of_a_step_and_their_times_fit_in_it():
+    result = conv_nets.profile("lenet", 4, 2, top=20)
+    mine = result["minifluid"]
+    ops = mine["ops_ms"]
+    assert {"conv2d", "conv2d_grad", "pool2d", "pool2d_grad", "sgd"} <= set(ops), ops
+    assert all(ms >= 0 for ms in ops.values())
+    assert 0 < sum(ops.values()) <= mine["step_ms"] * 1.01 + 0.2, mine  # ops run inside the step (rounding aside)
+    assert list(ops.values()) == sorted(ops.values(), reverse=True)
