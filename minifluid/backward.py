@@ -209,7 +209,7 @@ class _Walk:
         for slot in spec.outputs:
             names = op.outputs.get(slot) or []
             grads = [self.grad_of.get(n) for n in names]
-            if not any(grads):
+            if not any(grads) or spec.grad_out_slots is not None and slot not in spec.grad_out_slots:
                 continue
             if slot in spec.duplicable and not all(grads) and spec.grad_builder is None:
                 grads = [g or self._zeros_like(n) for n, g in zip(names, grads)]
@@ -395,7 +395,8 @@ def grad_op_descs(op_desc, no_grad_set=()):
                          lod_level=getattr(src, "lod_level", 0), stop_gradient=False)
     fwd = block.append_op(type=op.type, inputs=op.inputs, outputs=op.outputs, attrs=op.attrs)
     walk = _Walk(block, set(no_grad_set or ()), None)
-    for name in fwd.output_arg_names:
+    read = spec.grad_out_slots
+    for name in dict.fromkeys(n for slot, names in fwd.outputs.items() if read is None or slot in read for n in names):
         walk.grad_of[name] = block.create_var(name=grad_var_name(name), shape=block.var(name).shape,
                                               dtype=block.var(name).dtype).name
     walk.made.update(walk.grad_of.values())  # made here, not by an earlier pass: no renaming

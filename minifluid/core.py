@@ -4,9 +4,10 @@ from .flags import registry as globals  # noqa: A001 - fluid's core.globals()
 from .backward import grad_op_descs
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
+from .selected_rows import SelectedRows
 from .framework.variable import VarType
 from .inference_api import NativeConfig, PaddleBuf, PaddleDType, PaddleTensor, create_paddle_predictor
-from .ops.registry import OpRole, registered_ops
+from .ops.registry import EMPTY_VAR_NAME, OpRole, registered_ops
 from .places import CPUPlace, CUDAPinnedPlace, CUDAPlace, Place, get_cuda_device_count, is_compiled_with_cuda
 
 EnforceNotMet = RuntimeError
@@ -14,8 +15,9 @@ EnforceNotMet = RuntimeError
 ``ReaderKilledError`` too), so ``except core.EnforceNotMet`` catches what fluid's would."""
 
 __all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "VarDesc",
-           "create_paddle_predictor", "get_cuda_device_count", "get_grad_op_desc", "globals", "grad_var_suffix",
+           "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "SelectedRows", "VarDesc",
+           "create_paddle_predictor", "empty_var_name", "get_cuda_device_count", "get_grad_op_desc", "globals",
+           "grad_var_suffix",
            "has_grad_op_maker", "has_infer_inplace", "is_compiled_with_cuda", "is_float16_supported",
            "op_proto_and_checker_maker", "op_support_gpu"]
 
@@ -67,8 +69,10 @@ def has_infer_inplace(op_type):
 
 def get_grad_op_desc(op_desc, no_grad_set, grad_sub_block_list=()):
     """(grad op descs of the forward op ``op_desc``, {gradient name: forward variable name}), as
-    append_backward would emit them (backward.py ``grad_op_descs``)."""
-    return grad_op_descs(op_desc, no_grad_set)
+    append_backward would emit them (backward.py ``grad_op_descs``). ``no_grad_set`` names the gradients
+    not to make (``x@GRAD``), as fluid's binding takes them; a forward name is read as its gradient."""
+    suffix = grad_var_suffix()
+    return grad_op_descs(op_desc, {n[:-len(suffix)] if n.endswith(suffix) else n for n in no_grad_set or ()})
 
 
 def _get_all_register_op_kernels():
@@ -89,6 +93,11 @@ def is_float16_supported(place):
 class VarDesc:
     """fluid's ``core.VarDesc``, for its ``VarType`` enum (``core.VarDesc.VarType.FP32``)."""
     VarType = VarType
+
+
+def empty_var_name():
+    """The name a grad op's slot holds for a gradient nobody computes (``@EMPTY@``)."""
+    return EMPTY_VAR_NAME
 
 
 def grad_var_suffix():

@@ -70,6 +70,8 @@ class LoDTensor:
     def shape(self):
         return list(self._array.shape) if self._array is not None else []
 
+    _get_dims = shape
+
     def _dtype(self):
         return self._array.dtype
 

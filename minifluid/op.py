@@ -12,6 +12,7 @@ from .framework.op_proto import get_all_op_protos
 from .framework.program import Program
 from .ops.registry import COMMON_ATTRS, get_op_spec, registered_ops
 from .places import CPUPlace
+from .selected_rows import SelectedRows
 
 __all__ = ["Operator", "get_all_op_protos"]
 
@@ -49,12 +50,23 @@ class Operator:
         self._executors = {}
 
     def run(self, scope, place=None):
-        """Run the op once on the values in ``scope``; its outputs are written into ``scope``."""
+        """Run the op once on the values in ``scope``; its outputs are written into ``scope``. An output
+        variable that holds a SelectedRows keeps that object, which takes the result (as fluid's kernels fill
+        the SelectedRows they are given: ``scope.var(name).get_selected_rows()`` taken before the run sees it)."""
         key = type(place).__name__
         exe = self._executors.get(key)
         if exe is None:
             exe = self._executors[key] = Executor(place if place is not None else CPUPlace())
+        held = {name: value for name in dict.fromkeys(n for names in self._outputs.values() for n in names)
+                if isinstance(value := scope._vars.get(name), SelectedRows)}
         exe.run(self._program, feed={}, fetch_list=[], scope=scope)
+        for name, rows in held.items():
+            result = scope._vars.get(name)
+            if isinstance(result, SelectedRows) and result is not rows:
+                rows.assign(result)
+            elif result is not None and result is not rows:  # a dense result: the value tensor
+                rows.get_tensor()._array = result
+            scope._vars[name] = rows
 
     def type(self):
         return self._type

@@ -229,6 +229,13 @@ reshape's shape and split's dim / sections as Variables with fluid's argument ch
 with the others above (31,730).
 full's Variable shape, stack of a LoDTensorArray and transpose / flatten's argument checks raise it by 18: to
 31,788.
+Programs edited through descs (framework/block_desc.py: a grad op from core.get_grad_op_desc copied into a block),
+update ops given a copy of an input they would write into when the output is another variable or the input is
+fed (registry.py's ``inplace``), Adam's Beta1Tensor / Beta2Tensor, batch_norm's trainable_statistics and scope
+tensors that stay live across runs raise it by 143: to 31,931.
+SelectedRows values and their kernels (selected_rows.py, ops/selected_rows.py: merging, sum / scale /
+clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates that densify) raise it by 193: to
+32,124.
 """
 import ast
 import io
@@ -239,7 +246,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 31_788
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_124
 
 
 def code_lines(path):

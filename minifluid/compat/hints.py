@@ -79,7 +79,6 @@ NOT_SUPPORTED_YET = {
         "paddle.nn": "Bilinear CosineSimilarity PairwiseDistance",
         "paddle.nn.functional": "bilinear cosine_similarity diag_embed"},
     "tensor manipulation and indexing": {
-        "paddle.fluid.layers": "merge_selected_rows get_tensor_from_selected_rows",
         "paddle": """assign broadcast_shape broadcast_to chunk expand_as flip gather_nd index_sample index_select
             masked_select nonzero rank reshape_ reverse roll scatter_ scatter_nd scatter_nd_add
             shard_index slice squeeze_ strided_slice t tril triu unbind unique unsqueeze_ meshgrid

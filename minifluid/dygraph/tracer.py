@@ -128,6 +128,8 @@ class Tracer:
             requires = requires or n
             ins.append(v)
             need.append(n)
+        if spec.inplace:  # an update kernel writes into its input: a copy unless the output is that tensor
+            _copy_in_place_inputs(spec, ins, args, outputs or _EMPTY)
         if spec.context:  # kernel(ctx, attrs, ...): a context over this call's tensors (their LoD)
             ctx = _EagerContext(spec, ins)
             result = spec.kernel(ctx, merged, *args)
@@ -160,6 +162,20 @@ class Tracer:
 
 _PLANS = {}
 """op type -> (spec, input plan, output plan): slot facts looked up once per op type, not per call."""
+
+
+def _copy_in_place_inputs(spec, ins, args, outputs):
+    """NOTE [ In-place optimizer updates ] in ops/optimizer.py: an in-place kernel's input whose output is
+    another tensor (or none) gets a copy, so the input tensor keeps its value."""
+    for out_slot, in_slot in spec.inplace:
+        i = spec.inputs.index(in_slot)
+        if ins[i] is None:
+            continue
+        out = outputs.get(out_slot)
+        if out.__class__ is list or out.__class__ is tuple:
+            out = out[0] if out else None
+        if out is not ins[i]:
+            args[i] = args[i].copy()
 
 
 def _plan(type):

@@ -95,8 +95,8 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     plan.params = {p.name for p in block.all_parameters() if p.trainable}
     plan.branch_optimizer = any(_optimizes(op.attrs["sub_block"]) for op in block.ops
                                 if isinstance(op.attrs.get("sub_block"), Block))
-    plan.compute = compile_ops(compute_ops, lod_names=feed_names)  # any fed name may carry LoD on a place
-    plan.optimize = compile_ops(optimize_ops, lod_names=())
+    plan.compute = compile_ops(compute_ops, lod_names=feed_names, fed=frozenset(feed_names))  # any fed name may
+    plan.optimize = compile_ops(optimize_ops, lod_names=(), fed=frozenset(feed_names))  # carry LoD on a place
     plan.fetches = fetch_list_names
     plan.persistables, plan.declared_in = persistable_names(block), weakref.WeakSet()
     read_ops = [op for op in block.ops if op.type == "read"]

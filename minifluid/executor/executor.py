@@ -110,16 +110,17 @@ def _lod_sources(op, spec, carriers=None):
     return pairs
 
 
-def compile_ops(ops, to_device=None, lod_names=None, lod_free=None):
+def compile_ops(ops, to_device=None, lod_names=None, lod_free=None, fed=()):
     """One step per op, in order (see the NOTE). ``lod_names``: the names that may hold LoD before the
     first op (those fed with LoD); None: any input may (a sub-block). ``lod_free`` (a set) collects the
-    outputs of the steps that never look at LoD: a run clears a LoD an earlier run left on them."""
+    outputs of the steps that never look at LoD: a run clears a LoD an earlier run left on them. ``fed``:
+    the names a run feeds (an op that updates one in place gets a copy: the array is the caller's)."""
     carriers = None if lod_names is None else set(lod_names)
     steps = []
     for op in ops:
         spec = get_op_spec(op.type)
         shared = _lod_sources(op, spec, carriers)
-        step = _compile_op(op, to_device, shared)
+        step = _compile_op(op, to_device, shared, fed)
         step.op_type = op.type  # what the profiler's table calls it (NOTE [ Profiling op steps ] in timing.py)
         steps.append(step)
         if carriers is not None:
@@ -141,7 +142,18 @@ def _on_device(to_device, value):
     return to_device(value) if hasattr(value, "__array_interface__") else value
 
 
-def _compile_op(op, to_device=None, shared=None):
+def _copied_inputs(op, spec, fed):
+    """The input positions of an in-place kernel (registry.py ``inplace``) that must get a copy: the output
+    is another variable, or the input is fed (NOTE [ In-place optimizer updates ] in ops/optimizer.py)."""
+    positions = []
+    for out_slot, in_slot in spec.inplace:
+        source, target = op.inputs.get(in_slot) or [], op.outputs.get(out_slot) or []
+        if source and (source != target or source[0] in fed):
+            positions.append(spec.inputs.index(in_slot))
+    return positions
+
+
+def _compile_op(op, to_device=None, shared=None, fed=()):
     """One closure ``step(env, lods)`` that runs ``op`` against a value dict; ``shared``: the op's
     (output, input) LoD pairs to carry (default: those whose input variable has ``lod_level`` > 0).
 
@@ -155,6 +167,15 @@ def _compile_op(op, to_device=None, shared=None):
     if to_device is not None and not spec.context:
         host_fn = fn
         fn = lambda *args: _on_device(to_device, host_fn(*args))  # noqa: E731
+    copied = _copied_inputs(op, spec, fed) if spec.inplace else ()
+    if copied:
+        in_place_fn = fn
+
+        def fn(*args):
+            args = list(args)
+            for i in copied:
+                args[i] = args[i].copy()
+            return in_place_fn(*args)
     in_refs = []
     for slot in spec.inputs:
         names = op.inputs.get(slot) or []
@@ -315,7 +336,7 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
     feeds = resolve_feeds_and_fetches(block, feed_names, fetch_list_names)
     lod_free = set()
     ops = [op for op in block.ops if op.type not in FEED_FETCH_OPS]
-    steps = compile_ops(ops, to_device, lod_feeds if block_idx == 0 else None, lod_free)
+    steps = compile_ops(ops, to_device, lod_feeds if block_idx == 0 else None, lod_free, frozenset(feed_names))
     if block_idx == 0:
         keep = set(feed_names) | set(fetch_list_names) | {name for op in block.ops if op.type in FEED_FETCH_OPS
                                                            for name in op.input_arg_names + op.output_arg_names}

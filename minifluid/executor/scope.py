@@ -8,34 +8,46 @@ import contextlib
 import numpy as np
 
 from ..lod_tensor import LoDTensor, LoDTensorArray
+from ..selected_rows import SelectedRows
 
 __all__ = ["Scope", "global_scope", "scope_guard"]
 
 
 class _ScopeTensor(LoDTensor):
-    """A LoDTensor view of one scope entry; ``set`` writes through to the scope."""
+    """The tensor of one scope entry, live as fluid's is: it reads the entry's current value and LoD (an op
+    run after ``get_tensor()`` is seen through it), and ``set`` / ``set_lod`` write through to the scope."""
 
     __slots__ = ("_scope", "_name")
 
-    def __init__(self, scope, name):
-        super().__init__(scope._vars.get(name), scope._lods.get(name))
-        self._scope, self._name = scope, name
+    def __init__(self, scope, name):  # noqa: super().__init__ would write the scope's own values back
+        self._scope, self._name, self._placement = scope, name, None
+
+    @property
+    def _array(self):
+        return self._scope._vars.get(self._name)
+
+    @_array.setter
+    def _array(self, value):
+        self._scope._vars[self._name] = value
+
+    @property
+    def _lod(self):
+        return self._scope._lods.get(self._name) or []
+
+    @_lod.setter
+    def _lod(self, value):
+        if value:
+            self._scope._lods[self._name] = value
+        else:
+            self._scope._lods.pop(self._name, None)
 
     def set(self, array, place=None):
         """Copies, as fluid does: optimizer kernels update scope values in place, which must never
         write into an array the user still holds."""
         super().set(array, place)
-        if self._array is array or getattr(self._array, "base", None) is not None:
-            self._array = self._array.copy()
-        self._scope._vars[self._name] = self._array
-
-    def set_recursive_sequence_lengths(self, lengths):
-        super().set_recursive_sequence_lengths(lengths)
-        self._scope._lods[self._name] = self._lod
-
-    def _replace(self, array):
-        self._array = array
-        self._scope._vars[self._name] = array
+        held = self._array
+        if held is array or getattr(held, "base", None) is not None:
+            self._array = held.copy()
 
 
 class _ScopeVar:
@@ -60,6 +72,15 @@ class _ScopeVar:
             raise TypeError(f"Variable {self._name!r} holds {type(value).__name__}, not a tensor array "
                             "(fluid.layers.create_array)")
         return LoDTensorArray(LoDTensor(*entry) if entry is not None else LoDTensor() for entry in value)
+
+    def get_selected_rows(self):
+        """The SelectedRows this variable holds (a new, empty one for a new variable, kept in the scope)."""
+        value = self._scope._vars.get(self._name)
+        if value is None:
+            value = self._scope._vars[self._name] = SelectedRows()
+        if not isinstance(value, SelectedRows):
+            raise TypeError(f"Variable {self._name!r} holds {type(value).__name__}, not SelectedRows")
+        return value
 
     def get_lod_rank_table(self):
         """The rank table this variable holds (``items()``: [(index, length)], longest first)."""

@@ -2,6 +2,7 @@
 from ..dtypes import convert_dtype
 from ..ops.registry import get_op_spec
 from . import dygraph_mode, unique_name
+from .block_desc import BlockDescView
 from .operator import Operator
 from .variable import Parameter, Variable
 
@@ -36,9 +37,8 @@ class Block:
     # --- variables ---------------------------------------------------------------
     @property
     def desc(self):
-        """fluid's BlockDesc handle (``block.desc``, passed to ``op.desc.infer_shape``): minifluid's Block is its
-        own description."""
-        return self
+        """fluid's BlockDesc binding over this Block (block_desc.py): ops, variables, ``append_op()``."""
+        return BlockDescView(self)
 
     def var(self, name):
         if not isinstance(name, str):
@@ -138,6 +138,7 @@ class Block:
         """Fill unknown output shapes/dtypes from the op's infer_shape (one place per op)."""
         spec = get_op_spec(op.type)
         if spec.infer_shape is None:
+            self._infer_in_place(op, spec)
             return
         ins = []
         for slot in spec.inputs:
@@ -160,6 +161,18 @@ class Block:
                     v.shape = tuple(int(d) for d in shape)
                 if v.dtype is None and dtype is not None:
                     v.dtype = dtype
+
+    def _infer_in_place(self, op, spec):
+        """An update op's outputs (registry.py ``inplace``) are shaped and typed as the inputs they update."""
+        for out_slot, in_slot in spec.inplace:
+            for out_name, in_name in zip(op.outputs.get(out_slot) or (), op.inputs.get(in_slot) or ()):
+                out, src = self._find_var_recursive(out_name), self._find_var_recursive(in_name)
+                if out is None or src is None or out is src:
+                    continue
+                if out.shape is None and src.shape is not None:
+                    out.shape = src.shape
+                if out.dtype is None and src.dtype is not None:
+                    out.dtype = src.dtype
 
     def _share_lod_levels(self, op):
         """An output that shares an input's LoD (the op's ``share_lod`` rule) gets its ``lod_level``, as

@@ -94,6 +94,10 @@ class Program:
         """fluid's ``program.desc``: ``serialize_to_string()``, ``get_feed_target_names()``, ..."""
         return program_desc.ProgramDescView(self)
 
+    def _sync_with_cpp(self):
+        """fluid re-reads its Python objects from the C++ desc after ``program.desc`` edits; minifluid's descs
+        edit the Program itself (framework/block_desc.py), so there is nothing to read back."""
+
     def list_vars(self):
         for b in self.blocks:
             yield from b.vars.values()

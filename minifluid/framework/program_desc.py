@@ -287,7 +287,7 @@ class ProgramDescView:
 
     def block(self, index):
         """fluid's BlockDesc binding over block ``index``: ``op(i)`` / ``op_size()`` / ``has_var(name)``."""
-        return _BlockDescView(self._program.block(index))
+        return self._program.block(index).desc
 
     def get_feed_target_names(self):
         return feed_target_names(self._program)
@@ -300,27 +300,3 @@ class ProgramDescView:
 
     def _set_version(self, version=PROGRAM_VERSION):
         """Programs are always written with fluid 1.x's version number."""
-
-
-class _BlockDescView:
-    """``program.desc.block(i)``: the BlockDesc accessors legacy code calls, over one Block."""
-
-    def __init__(self, block):
-        self._block = block
-
-    def op(self, index):
-        return self._block.ops[index].desc
-
-    def op_size(self):
-        return len(self._block.ops)
-
-    def has_var(self, name):
-        return self._block.has_var(name)
-
-    @property
-    def id(self):
-        return self._block.idx
-
-    @property
-    def parent(self):
-        return self._block.parent_idx

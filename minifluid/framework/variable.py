@@ -153,8 +153,8 @@ class Variable:
 
     @property
     def desc(self):
-        """fluid's ``var.desc`` (the C++ VarDesc) as legacy code reads it: ``name()``, ``shape()``, ``dtype()``,
-        ``persistable()`` and ``set_shape(shape)``, answered by this Variable."""
+        """fluid's ``var.desc`` (the C++ VarDesc) as legacy code uses it: ``name()``, ``shape()``, ``dtype()``,
+        ``persistable()``, ``lod_level()`` and their ``set_*`` twins, answered by this Variable."""
         return _VarDescView(self)
 
     def _copy_meta(self):
@@ -181,10 +181,28 @@ class _VarDescView:
     def persistable(self):
         return self._var.persistable
 
+    def lod_level(self):
+        return self._var.lod_level
+
+    def type(self):
+        return self._var.type
+
     def set_shape(self, shape):
-        var = self._var
-        var.shape = tuple(int(d) for d in shape)
-        var.block.program._bump_version()
+        self._set("shape", tuple(int(d) for d in shape))
+
+    def set_dtype(self, dtype):
+        """``dtype``: a VarType code (``core.VarDesc.VarType.FP32``), a numpy dtype or a name."""
+        self._set("dtype", convert_dtype(dtype))
+
+    def set_lod_level(self, lod_level):
+        self._set("lod_level", int(lod_level))
+
+    def set_persistable(self, persistable):
+        self._set("persistable", bool(persistable))
+
+    def _set(self, field, value):
+        setattr(self._var, field, value)
+        self._var.block.program._bump_version()
 
 
 class Parameter(Variable):

@@ -38,6 +38,8 @@ def _elementwise_layer(op_type):
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """``x * scale + bias`` (or ``(x + bias) * scale`` when ``bias_after_scale`` is False)."""
+    check_variable_and_dtype(x, "x", ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"),
+                             "scale")
     helper = LayerHelper("scale", x=x, act=act, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     inputs = {"X": [x]}

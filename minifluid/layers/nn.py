@@ -111,6 +111,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
                data_layout="NCHW", name=None, moving_mean_name=None, moving_variance_name=None,
                use_global_stats=False):
     """Batch normalization; the moving mean/variance (``.w_1``/``.w_2``) are persistable, not trainable."""
+    check_variable_and_dtype(input, "input", _FLOAT, "batch_norm")
     helper = LayerHelper("batch_norm", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act,
                          name=name)
     dtype = helper.input_dtype()

@@ -12,8 +12,9 @@ from ..initializer import Constant, NumpyArrayInitializer
 from .helper import LayerHelper, check_variable_and_dtype
 from .tensor_attrs import list_attr, shape_attr
 
-__all__ = ["assign", "cast", "concat", "create_global_var", "create_tensor", "fill_constant", "flatten", "ones",
-           "reshape", "split", "squeeze", "sums", "transpose", "unsqueeze", "zeros"]
+__all__ = ["assign", "cast", "concat", "create_global_var", "create_tensor", "fill_constant", "flatten",
+           "get_tensor_from_selected_rows", "merge_selected_rows", "ones", "reshape", "split", "squeeze", "sums",
+           "transpose", "unsqueeze", "zeros"]
 
 
 def create_tensor(dtype, name=None, persistable=False):
@@ -263,6 +264,9 @@ def split(input, num_or_sections, dim=-1, name=None):
 
 def sums(input, out=None):
     """Elementwise sum of a list of tensors."""
+    check_type(input, "input", (Variable, tuple, list), "sums")
+    for item in input if isinstance(input, (tuple, list)) else [input]:
+        check_variable_and_dtype(item, "input", ("float32", "float64", "int32", "int64"), "sums")
     helper = LayerHelper("sum", input=input)
     out = out if out is not None else helper.create_variable_for_type_inference(helper.input_dtype())
     helper.append_op(type="sum", inputs={"X": helper.multiple_input()}, outputs={"Out": [out]})
@@ -284,3 +288,25 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
                             "print_tensor_shape": print_tensor_shape, "print_tensor_lod": print_tensor_lod,
                             "print_phase": print_phase, "var_name": input.name})
     return out
+
+
+def _selected_rows_op(op_type, x, name):
+    check_type(x, "x", (Variable,), op_type)
+    if x.type != VarType.SELECTED_ROWS:
+        raise TypeError(f"The type of 'x' in {op_type} must be SELECTED_ROWS, but received {x.type}")
+    helper = LayerHelper(op_type, x=x, name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]})
+    return out
+
+
+def merge_selected_rows(x, name=None):
+    """The SelectedRows ``x`` with its repeated rows summed, row ids ascending (ops/selected_rows.py)."""
+    out = _selected_rows_op("merge_selected_rows", x, name)
+    out.type = VarType.SELECTED_ROWS
+    return out
+
+
+def get_tensor_from_selected_rows(x, name=None):
+    """The value tensor of the SelectedRows ``x`` (one row per row id, as held)."""
+    return _selected_rows_op("get_tensor_from_selected_rows", x, name)

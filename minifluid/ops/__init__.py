@@ -2,7 +2,7 @@
 from . import registry  # noqa: F401  (first: the families register into it)
 from . import activation, compare, conv, conv_transpose, debug, elementwise_loss, index, io, loss, math  # noqa: F401
 from . import image, metric_ops, nn, norm, pool, reduce, sequence, sequence_pad, shape, tensor  # noqa: F401
-from . import optimizer, optimizer_more  # noqa: F401
+from . import optimizer, optimizer_more, selected_rows  # noqa: F401
 from . import beam_search, control_flow, lod_rank, lod_routing, tensor_array  # noqa: F401
 from . import crf, rnn, rnn_unit  # noqa: F401
 from . import crop, group_norm, rearrange, sequence_window  # noqa: F401

@@ -101,7 +101,7 @@ def _group_norm_forward(attrs, x, scale, bias):
     return y, mean, var
 
 
-@register_grad("group_norm")
+@register_grad("group_norm", out_grads=("Y",))
 def _group_norm_backward(attrs, ins, outs, douts, need):
     (x, scale, _), (_, mean, var) = ins, outs
     inv = 1.0 / array_module(x).sqrt(var + attrs["epsilon"])
@@ -132,7 +132,7 @@ def _instance_norm_forward(attrs, x, scale, bias):
     return y, mean.reshape(-1), inv.reshape(-1)
 
 
-@register_grad("instance_norm")
+@register_grad("instance_norm", out_grads=("Y",))
 def _instance_norm_backward(attrs, ins, outs, douts, need):
     (x, scale, _), (_, mean, inv) = ins, outs
     c = x.shape[1]

@@ -34,7 +34,8 @@ def _inplace_abn_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     return (y, *rest)
 
 
-@register_grad("inplace_abn", reads=("X", "Scale", "Bias", "Mean", "Variance", "Y", "SavedMean", "SavedVariance"))
+@register_grad("inplace_abn", reads=("X", "Scale", "Bias", "Mean", "Variance", "Y", "SavedMean", "SavedVariance"),
+               out_grads=("Y",))
 def _inplace_abn_backward(attrs, ins, outs, douts, need):
     act = _activation(attrs)
     y, dy = outs[0], douts[0]

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from . import parallel
+from . import selected_rows as _sr
 from .parallel import into
 from .channels import ChannelView
 from .registry import array_module, grad_var_name, register_grad, register_op, same_as
@@ -173,6 +174,8 @@ def _scale_factor(attrs, scale_t):
              infer_shape=same_as(0), share_lod={"Out": "X"})
 def _scale_forward(attrs, x, scale_t=None):
     s, b = _scale_factor(attrs, scale_t), attrs["bias"]
+    if _sr.is_selected_rows(x):  # the value scaled, rows kept
+        return _sr.scale(x, lambda v: _scale_forward(attrs, v, scale_t))
     out = x * s + b if attrs["bias_after_scale"] else (x + b) * s
     return out.astype(x.dtype, copy=False)
 
@@ -268,6 +271,8 @@ def _mean_backward(attrs, ins, outs, douts, need):
              infer_shape=lambda attrs, xs: (xs[0].shape, xs[0].dtype), attrs={"use_mkldnn": False},
              share_lod={"Out": "X"})
 def _sum_forward(attrs, xs):
+    if any(_sr.is_selected_rows(x) for x in xs):
+        return _sr.sum_of(xs)
     if len(xs) > 1 and _same_arrays(xs):  # gradient sums: in blocks on the intra-op threads
         return into(_add_blocks, np.empty_like(xs[0]), *xs)
     out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy(order="K")  # keeps the inputs' memory order
@@ -314,6 +319,8 @@ def _clip_backward(attrs, ins, outs, douts, need):
 @register_op("clip_by_norm", inputs=("X",), outputs=("Out",), attrs={"max_norm": 1.0}, infer_shape=same_as(0),
              no_gradient=True)
 def _clip_by_norm_forward(attrs, x):
+    if _sr.is_selected_rows(x):
+        return _sr.clip_by_norm(x, attrs["max_norm"])
     norm = math.sqrt(float((x * x).sum()))
     max_norm = attrs["max_norm"]
     return x * (max_norm / norm) if norm > max_norm else x.copy()

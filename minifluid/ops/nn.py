@@ -5,6 +5,7 @@ import numpy as np
 from .channels import ChannelView
 from .im2col import scratch
 from .registry import array_module, register_grad, register_op
+from .selected_rows import is_selected_rows, positions
 from .sequence import scatter_rows
 
 
@@ -35,7 +36,7 @@ def _dropout_forward(attrs, x, seed_t):
     return (x * mask * _dropout_scale(attrs)).astype(x.dtype, copy=False), mask
 
 
-@register_grad("dropout")
+@register_grad("dropout", out_grads=("Out",))
 def _dropout_backward(attrs, ins, outs, douts, need):
     dout, mask = douts[0], outs[1]
     if attrs["is_test"]:
@@ -68,6 +69,13 @@ def _bn_c_axis(x, layout):
     return x.ndim - 1 if layout == "NHWC" or x.ndim == 2 else 1
 
 
+def _batch_stats(attrs):
+    """True when batch_norm normalises with the batch's statistics: in training, and at test time with
+    ``trainable_statistics`` (fluid's test_mode is ``is_test and not trainable_statistics``); never with
+    ``use_global_stats``."""
+    return not (attrs["is_test"] and not attrs["trainable_statistics"] or attrs["use_global_stats"])
+
+
 def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
     c = (x.shape[-1] if attrs["data_layout"] == "NHWC" or len(x.shape) == 2 else x.shape[1],)
     stat = (c, mean.dtype)
@@ -83,7 +91,7 @@ def _bn_infer(attrs, x, scale, bias, mean, variance, momentum):
 def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     cv = ChannelView(x, _bn_c_axis(x, attrs["data_layout"]))
     xp, dt = cv.xp, x.dtype
-    batch = not (attrs["is_test"] or attrs["use_global_stats"])
+    batch = _batch_stats(attrs)
     y = cv.empty(dt)
     xf, yf, m = cv.flat(x), cv.flat(y), x.size // cv.c
     mu = (cv.sum(x) / m).astype(dt, copy=False) if batch else mean.astype(dt, copy=False)
@@ -109,7 +117,8 @@ def _batch_norm_forward(attrs, x, scale, bias, mean, variance, momentum_t):
     return y, mean_out, var_out, mu, inv, None
 
 
-@register_grad("batch_norm", reads=("X", "Scale", "Bias", "Mean", "Variance", "SavedMean", "SavedVariance"))
+@register_grad("batch_norm", reads=("X", "Scale", "Bias", "Mean", "Variance", "SavedMean", "SavedVariance"),
+               out_grads=("Y",))
 def _batch_norm_backward(attrs, ins, outs, douts, need):
     x, scale = ins[0], ins[1]
     cv = ChannelView(x, _bn_c_axis(x, attrs["data_layout"]))
@@ -118,7 +127,7 @@ def _batch_norm_backward(attrs, ins, outs, douts, need):
     if not cv.like(dy):
         dy, given = cv.empty(dt), dy
         dy[...] = given
-    batch = not (attrs["is_test"] or attrs["use_global_stats"])
+    batch = _batch_stats(attrs)
     mu, inv = outs[3], outs[4]
     if mu is None or inv is None:  # a grad op wired without the saved statistics: recompute them
         _, _, _, mu, inv, _ = _batch_norm_forward(attrs, x, scale, scale, ins[3], ins[4], None)
@@ -161,6 +170,8 @@ def _lookup_infer(attrs, w, ids):
 
 
 def _lookup(attrs, w, rows, op_type):
+    if is_selected_rows(w):  # a table of some rows: each id read from the value row holding it
+        return _lookup(attrs, w.value, positions(w, rows, op_type), op_type)
     if rows.size and (rows.min() < 0 or rows.max() >= w.shape[0]):
         bad = rows[(rows < 0) | (rows >= w.shape[0])].reshape(-1)[0]
         raise ValueError(f"{op_type}: id {int(bad)} is out of range for a table of {w.shape[0]} rows "

@@ -41,7 +41,7 @@ def _layer_norm_forward(attrs, x, scale, bias):
     return y.reshape(x.shape).astype(x.dtype, copy=False), mean, var
 
 
-@register_grad("layer_norm")
+@register_grad("layer_norm", out_grads=("Y",))
 def _layer_norm_backward(attrs, ins, outs, douts, need):
     (x, scale, bias), (_, mean, var), dy = ins, outs, douts[0]
     left, right = _ln_split(attrs, x.shape)

@@ -6,13 +6,19 @@ its ``Param`` (``Moment1``, ``Velocity`` ...) input. The kernels write into thos
 in-place numpy operations (``out=``) and return the very same arrays, so a step never replaces a
 parameter array and the Executor stores the object it already holds. The one temporary the
 formulas need lives in a per-thread scratch buffer per (shape, dtype), so after the first step an
-update allocates nothing. The learning rate arrives as a shape-[1] array and is turned into a
+update allocates nothing. Each op declares those (output, input) pairs (``inplace`` in registry.py): when
+a program names another variable as the output (fluid's op tests do), or feeds the input, the Executor
+(executor.py ``_compile_op``) and the dygraph tracer give the kernel a copy of the input, so an array the
+caller holds is never changed. The learning rate arrives as a shape-[1] array and is turned into a
 Python float, which numpy applies as a weak scalar (float32 stays float32).
 """
 import math
 import threading
 
+import numpy as np
+
 from .registry import array_module, register_op
+from .selected_rows import is_selected_rows, merged, positions, to_dense
 
 _scratch_local = threading.local()
 
@@ -29,23 +35,66 @@ def _scratch(like, slot=0):
     return buf
 
 
+_RENAMED = {"SquaredAccumOut": "SquaredAccumulator", "LinearAccumOut": "LinearAccumulator"}  # ftrl's
+
+
+def in_place_pairs(inputs, outputs):
+    """{output slot: the input slot whose array the kernel updates for it}: ``XOut`` <- ``X``, ``out_x`` <- ``in_x``
+    (registry.py's ``inplace``: the Executor copies such an input when the output is another variable)."""
+    pairs = {}
+    for out in outputs:
+        source = _RENAMED.get(out) or (out[:-3] if out.endswith("Out") else "in_" + out[4:] if out[:4] == "out_" else None)
+        if source in inputs:
+            pairs[out] = source
+    return pairs
+
+
+def _update_op(name, inputs, outputs, attrs=None, optional=()):
+    return register_op(name, inputs=inputs, outputs=outputs, attrs=attrs, optional=optional, no_gradient=True,
+                       inplace=in_place_pairs(inputs, outputs))
+
+
+def _dense_grad(grad, param, op_type):
+    """A SelectedRows gradient as the dense one it stands for (the updates that touch every row)."""
+    return to_dense(grad, param.shape[0], op_type) if is_selected_rows(grad) else grad
+
+
 def _scalar(a):
     return float(a.reshape(-1)[0])
 
 
 # --- sgd ------------------------------------------------------------------------------------------
-@register_op("sgd", inputs=("Param", "LearningRate", "Grad"), outputs=("ParamOut",), no_gradient=True)
+@_update_op("sgd", ("Param", "LearningRate", "Grad"), ("ParamOut",))
 def _sgd_forward(attrs, param, lr, grad):
+    if is_selected_rows(grad) or is_selected_rows(param):
+        return _sparse_sgd(param, _scalar(lr), grad)
     tmp = _scratch(param)
     array_module(param).multiply(grad, _scalar(lr), out=tmp)
     param -= tmp
     return param
 
 
+def _sparse_sgd(param, lr, grad):
+    """sgd on the gradient's rows only (NOTE [ Merging rows ] in selected_rows.py). A SelectedRows parameter
+    is updated at the value rows holding the gradient's ids."""
+    if not is_selected_rows(grad):
+        raise TypeError("sgd: a SelectedRows Param takes a SelectedRows Grad")
+    ids, value = merged(grad, "sgd")
+    table = param.value if is_selected_rows(param) else param
+    if is_selected_rows(param):
+        ids = positions(param, ids, "sgd")
+    elif ids.size and (ids[0] < 0 or ids[-1] >= table.shape[0]):
+        raise ValueError(f"sgd: gradient row {int(ids[-1] if ids[-1] >= 0 else ids[0])} is out of range for a "
+                         f"parameter of {table.shape[0]} rows")
+    table[ids] -= value * lr
+    return param
+
+
 # --- momentum -------------------------------------------------------------------------------------
-@register_op("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"),
-             outputs=("ParamOut", "VelocityOut"), attrs={"mu": 0.9, "use_nesterov": False}, no_gradient=True)
+@_update_op("momentum", ("Param", "Grad", "Velocity", "LearningRate"), ("ParamOut", "VelocityOut"),
+            {"mu": 0.9, "use_nesterov": False})
 def _momentum_forward(attrs, param, grad, velocity, lr):
+    grad = _dense_grad(grad, param, "momentum")
     xp, tmp = array_module(param), _scratch(param)
     mu, lr = attrs["mu"], _scalar(lr)
     velocity *= mu
@@ -61,15 +110,28 @@ def _momentum_forward(attrs, param, grad, velocity, lr):
 
 
 # --- adam (fluid 1.8's formula: epsilon added to sqrt(m2) unscaled; Paddle 2.x scales it by sqrt(1 - beta2^t))
-@register_op("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
-             outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
-             attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False,
-                    "min_row_size_to_use_multithread": 1000}, no_gradient=True)
-def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow):
+# Beta1Tensor / Beta2Tensor: one-element tensors that replace the beta1 / beta2 attributes (betas that a
+# program changes as it trains, AdamOptimizer(beta1=Variable)).
+@_update_op("adam", ("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow", "Beta1Tensor",
+                    "Beta2Tensor"), ("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
+            {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False, "min_row_size_to_use_multithread": 1000},
+            optional=("Beta1Tensor", "Beta2Tensor"))
+def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow, beta1_t, beta2_t):
     xp, tmp = array_module(param), _scratch(param)
-    b1, b2, eps = attrs["beta1"], attrs["beta2"], attrs["epsilon"]
+    b1 = attrs["beta1"] if beta1_t is None else _beta_tensor("Beta1Tensor", beta1_t)
+    b2 = attrs["beta2"] if beta2_t is None else _beta_tensor("Beta2Tensor", beta2_t)
+    eps = attrs["epsilon"]
     b1p, b2p = _scalar(beta1_pow), _scalar(beta2_pow)
     lr_t = _scalar(lr) * math.sqrt(1.0 - b2p) / (1.0 - b1p)
+    if is_selected_rows(grad) and attrs["lazy_mode"]:  # only the gradient's rows move
+        ids, g = merged(grad, "adam")
+        m1[ids] = m1[ids] * b1 + g * (1.0 - b1)
+        m2[ids] = m2[ids] * b2 + g * g * (1.0 - b2)
+        param[ids] -= m1[ids] * lr_t / (np.sqrt(m2[ids]) + eps)
+        beta1_pow *= b1
+        beta2_pow *= b2
+        return param, m1, m2, beta1_pow, beta2_pow
+    grad = _dense_grad(grad, param, "adam")
     xp.multiply(grad, 1.0 - b1, out=tmp)  # m1 = b1 * m1 + (1 - b1) * g
     m1 *= b1
     m1 += tmp
@@ -87,10 +149,20 @@ def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow):
     return param, m1, m2, beta1_pow, beta2_pow
 
 
+def _beta_tensor(slot, t):
+    if t.size != 1:
+        raise ValueError(f"adam: Input({slot}) size must be 1, but get {t.size}")
+    return float(t.reshape(-1)[0])
+
+
 # --- adagrad --------------------------------------------------------------------------------------
-@register_op("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"),
-             attrs={"epsilon": 1e-6}, no_gradient=True)
+@_update_op("adagrad", ("Param", "Grad", "Moment", "LearningRate"), ("ParamOut", "MomentOut"), {"epsilon": 1e-6})
 def _adagrad_forward(attrs, param, grad, moment, lr):
+    if is_selected_rows(grad):  # the gradient's rows only
+        ids, g = merged(grad, "adagrad")
+        moment[ids] += g * g
+        param[ids] -= g * _scalar(lr) / (np.sqrt(moment[ids]) + attrs["epsilon"])
+        return param, moment
     xp, tmp = array_module(param), _scratch(param)
     xp.square(grad, out=tmp)  # moment += g^2
     moment += tmp
@@ -103,10 +175,11 @@ def _adagrad_forward(attrs, param, grad, moment, lr):
 
 
 # --- rmsprop --------------------------------------------------------------------------------------
-@register_op("rmsprop", inputs=("Param", "MeanSquare", "Grad", "Moment", "LearningRate", "MeanGrad"),
-             outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"), optional=("MeanGrad",),
-             attrs={"epsilon": 1e-10, "decay": 0.9, "momentum": 0.0, "centered": False}, no_gradient=True)
+@_update_op("rmsprop", ("Param", "MeanSquare", "Grad", "Moment", "LearningRate", "MeanGrad"),
+            ("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"),
+            {"epsilon": 1e-10, "decay": 0.9, "momentum": 0.0, "centered": False}, optional=("MeanGrad",))
 def _rmsprop_forward(attrs, param, mean_square, grad, moment, lr, mean_grad):
+    grad = _dense_grad(grad, param, "rmsprop")
     xp, tmp = array_module(param), _scratch(param)
     rho, eps = attrs["decay"], attrs["epsilon"]
     xp.square(grad, out=tmp)  # ms = rho * ms + (1 - rho) * g^2

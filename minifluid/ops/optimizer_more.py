@@ -2,13 +2,11 @@
 ``average_accumulates`` (ModelAverage's running sums). In place like the ops of optimizer.py (NOTE [ In-place
 optimizer updates ] there); none has a gradient.
 """
-from .optimizer import _scalar, _scratch
-from .registry import array_module, register_op
+import numpy as np
+
+from .optimizer import _dense_grad, _scalar, _scratch, _update_op
+from .registry import array_module
 from .tensor import _rng
-
-
-def _update_op(name, inputs, outputs, attrs):
-    return register_op(name, inputs=inputs, outputs=outputs, attrs=attrs, no_gradient=True)
 
 
 # --- adamax: m = b1 m + (1 - b1) g; u = max(b2 u + eps, |g|); p -= lr / (1 - b1^t) * m / u -----------
@@ -24,7 +22,9 @@ def _adamax_forward(attrs, param, grad, lr, moment, inf_norm, beta1_pow):
     inf_norm += attrs["epsilon"]
     xp.maximum(inf_norm, xp.abs(grad, out=tmp), out=inf_norm)
     xp.divide(moment, inf_norm, out=tmp)
-    tmp *= _scalar(lr) / (1.0 - _scalar(beta1_pow))
+    with np.errstate(divide="ignore"):  # Beta1Pow 1 (no step yet): an infinite rate, as fluid's float math gives
+        rate = float(np.float64(_scalar(lr)) / np.float64(1.0 - _scalar(beta1_pow)))
+    tmp *= rate  # a Python float: applied in float32
     param -= tmp
     return param, moment, inf_norm
 
@@ -94,6 +94,7 @@ def _ftrl_forward(attrs, param, squared, linear, grad, lr):
             ("ParamOut", "Moment1Out", "Moment2Out"),
             {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "weight_decay": 0.01})
 def _lamb_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow):
+    grad = _dense_grad(grad, param, "lamb")
     xp, tmp = array_module(param), _scratch(param)
     b1, b2 = attrs["beta1"], attrs["beta2"]
     m1 *= b1

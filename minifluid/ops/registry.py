@@ -108,6 +108,8 @@ class OpSpec:
     grad_share_lod: tuple = None
     grad_reads: frozenset = None  # forward slots the grad kernel reads (None: all); register_grad's ``reads``
     grad_when: object = None  # register_grad's ``when``
+    grad_out_slots: frozenset = None  # register_grad's ``out_grads`` (None: every output slot)
+    inplace: tuple = ()  # register_op's ``inplace``: (output slot, input slot) pairs
 
     @property
     def has_grad(self):
@@ -149,10 +151,12 @@ class InvalidArgumentError(ValueError, RuntimeError):
 
 def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=(), optional=(),
                 no_grad_inputs=(), produces_lod=False, no_gradient=False, context=False, share_lod=None,
-                grad_share_lod=None):
+                grad_share_lod=None, inplace=None):
     """Decorator registering ``fn`` as the forward kernel of op ``type``; refuses duplicates.
     ``no_gradient=True`` states that the op has no gradient (``register_grad`` then refuses one);
-    ``context`` and ``share_lod``: see the module docstring."""
+    ``context`` and ``share_lod``: see the module docstring. ``inplace``: {output slot: input slot} the
+    kernel writes its result into the input's array (an optimizer's ParamOut <- Param): the Executor and
+    the dygraph tracer hand it a copy when the output is another variable, or the input a fed array."""
     def deco(fn):
         site = _caller_site()
         if type in _REGISTRY:
@@ -165,20 +169,26 @@ def register_op(type, inputs, outputs, attrs=None, infer_shape=None, duplicable=
                     if o not in [grad_var_name(s) for s in inputs] or i not in tuple(inputs) + tuple(outputs)]
         if unknown:
             raise ValueError(f"op {type!r}: share_lod names slots it does not have: {unknown}")
+        pairs = tuple((inplace or {}).items())
+        if any(o not in outputs or i not in inputs for o, i in pairs):
+            raise ValueError(f"op {type!r}: inplace names slots it does not have: {pairs}")
         _REGISTRY[type] = OpSpec(type, tuple(inputs), tuple(outputs), fn, dict(attrs or {}), infer_shape,
                                  None, frozenset(duplicable), frozenset(optional),
                                  frozenset(no_grad_inputs), produces_lod, no_gradient, site, context=context,
-                                 share_lod=shared, grad_share_lod=grad_shared)
+                                 share_lod=shared, grad_share_lod=grad_shared, inplace=pairs)
         return fn
     return deco
 
 
-def register_grad(type, builder=False, reads=None, when=None, eager=None):
+def register_grad(type, builder=False, reads=None, when=None, eager=None, out_grads=None):
     """Decorator registering ``fn`` as the gradient of ``type``: a grad kernel, from which the
     ``<type>_grad`` spec is derived, or with ``builder=True`` a builder of grad ops (module docstring).
     ``reads``: the forward input/output slots the grad kernel uses (default all); append_backward wires
     only those into the grad op and the kernel gets None for the others, so a run does not keep their
     values alive until the backward pass (NOTE [ Freeing intermediates ] in executor/executor.py).
+    ``out_grads``: the forward output slots whose gradients the kernel reads (default all): the others are
+    statistics or scratch (batch_norm's MeanOut, SavedMean, ...), and a grad op is never wired to their
+    gradients (``core.get_grad_op_desc`` makes none, as fluid's grad op makers list only the ones they read).
     ``when``: a predicate on the forward Operator, for an op whose instances have a gradient or not by
     their attrs (py_func without a backward function); append_backward treats the others as gradient-free.
     ``eager``: with ``builder=True``, a grad kernel (grad convention) for dygraph and the op checker, which
@@ -194,6 +204,7 @@ def register_grad(type, builder=False, reads=None, when=None, eager=None):
             raise ValueError(f"op {type!r} has its gradient registered twice: at {fwd.grad_source} and at {site}")
         fwd.grad_source = site
         fwd.grad_when = when
+        fwd.grad_out_slots = None if out_grads is None else frozenset(out_grads)
         if builder:
             fwd.grad_builder, fwd.grad = fn, eager
             return fn

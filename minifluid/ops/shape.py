@@ -67,7 +67,7 @@ def _reshape2_forward(attrs, x, shape_t, shape_list):
     return x.reshape(_reshape_target(x.shape, _reshape_shape(attrs, shape_t, shape_list))), _xshape_value(x)
 
 
-@register_grad("reshape2")
+@register_grad("reshape2", out_grads=("Out",))
 def _reshape2_backward(attrs, ins, outs, douts, need):
     return douts[0].reshape(ins[0].shape), None, []  # [] (not None) for the duplicable ShapeTensor slot
 
@@ -80,7 +80,7 @@ def _transpose2_forward(attrs, x):
     return x.transpose(attrs["axis"]), _xshape_value(x)
 
 
-@register_grad("transpose2")
+@register_grad("transpose2", out_grads=("Out",))
 def _transpose2_backward(attrs, ins, outs, douts, need):
     return (douts[0].transpose(np.argsort(attrs["axis"]).tolist()),)
 
@@ -141,7 +141,7 @@ def _register_relayout(name, attrs, rule, known, tensors, xshape):
         return (douts[0].reshape(ins[0].shape),) + tuple([] if s in lists else None for s in tensors)
     register_op(name, inputs=("X",) + tensors, outputs=outputs, attrs=attrs, infer_shape=infer, optional=tensors,
                 duplicable=lists, no_grad_inputs=tensors)(kernel)
-    register_grad(name)(grad)
+    register_grad(name, out_grads=("Out",))(grad)
 
 
 for _name, (_attrs, _rule, _known, _tensors) in _RELAYOUT.items():

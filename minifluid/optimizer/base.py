@@ -277,25 +277,33 @@ class AdamOptimizer(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, parameter_list=None,
                  regularization=None, grad_clip=None, name=None, lazy_mode=False):
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
-        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
-        self._lazy_mode = lazy_mode
+        self._beta1, self._beta2 = (b if isinstance(b, Variable) else float(b) for b in (beta1, beta2))
+        self._epsilon, self._lazy_mode = float(epsilon), lazy_mode
 
     def _create_accumulators(self, block, parameters):
+        # a beta given as a Variable starts its power at fluid's default beta (0.9 / 0.999), as fluid's does
+        b1 = 0.9 if isinstance(self._beta1, Variable) else self._beta1
+        b2 = 0.999 if isinstance(self._beta2, Variable) else self._beta2
         for p in parameters:
             self._add_accumulator("moment1", p)
             self._add_accumulator("moment2", p)
-            self._add_accumulator("beta1_pow_acc", p, fill_value=self._beta1, shape=[1])
-            self._add_accumulator("beta2_pow_acc", p, fill_value=self._beta2, shape=[1])
+            self._add_accumulator("beta1_pow_acc", p, fill_value=b1, shape=[1])
+            self._add_accumulator("beta2_pow_acc", p, fill_value=b2, shape=[1])
 
     def _append_optimize_op(self, block, param_and_grad):
         param, grad = param_and_grad
         m1, m2, b1p, b2p = (self._get_accumulator(n, param)
                             for n in ("moment1", "moment2", "beta1_pow_acc", "beta2_pow_acc"))
-        return self._optimize_op(
-            block, param, grad,
-            {"Moment1": [m1], "Moment2": [m2], "Beta1Pow": [b1p], "Beta2Pow": [b2p]},
-            {"Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1p], "Beta2PowOut": [b2p]},
-            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "lazy_mode": self._lazy_mode})
+        inputs = {"Moment1": [m1], "Moment2": [m2], "Beta1Pow": [b1p], "Beta2Pow": [b2p]}
+        attrs = {"epsilon": self._epsilon, "lazy_mode": self._lazy_mode}
+        for key, slot, beta in (("beta1", "Beta1Tensor", self._beta1), ("beta2", "Beta2Tensor", self._beta2)):
+            if isinstance(beta, Variable):
+                inputs[slot] = [beta]
+            else:
+                attrs[key] = beta
+        return self._optimize_op(block, param, grad, inputs,
+                                 {"Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1p], "Beta2PowOut": [b2p]},
+                                 attrs)
 
 
 class AdagradOptimizer(Optimizer):

@@ -98,6 +98,62 @@ def test_adam():
            lambda v: {"m1": np.zeros_like(v), "m2": np.zeros_like(v), "b1p": b1, "b2p": b2})
 
 
+def test_adam_with_betas_as_variables_updates_as_with_the_same_numbers():
+    class Adam(fluid.optimizer.Adam):  # its betas made in the program it minimizes, as Variables or numbers
+        def minimize(self, loss, *args, **kwargs):
+            if betas_as_vars[0]:
+                self._beta1, self._beta2 = (fluid.layers.create_global_var([1], v, "float32", persistable=True)
+                                            for v in (self._beta1, self._beta2))
+            return super().minimize(loss, *args, **kwargs)
+
+    def run(as_vars):
+        betas_as_vars[0] = as_vars
+        main, startup, pairs = _build(Adam(learning_rate=2 ** -7))
+        return main, _steps(main, startup, pairs, n=3)
+    betas_as_vars = [False]
+    main, with_vars = run(True)
+    _, with_floats = run(False)
+    for (_, a), (_, b) in zip(with_vars, with_floats):  # the same parameters, in order (names differ)
+        for x, y in zip(a.values(), b.values()):
+            np.testing.assert_allclose(x, y, rtol=1e-5)  # a float32 variable holds 0.9 rounded
+    adam = [op for op in main.global_block().ops if op.type == "adam"]
+    assert adam and all(op.input("Beta1Tensor") and op.input("Beta2Tensor") for op in adam)
+    with pytest.raises(ValueError, match=r"Input\(Beta1Tensor\) size must be 1, but get 2"):
+        get_op_spec("adam").kernel(dict(get_op_spec("adam").attrs), *(np.ones(3, "float32") for _ in range(2)),
+                                   np.ones(1, "float32"), *(np.zeros(3, "float32") for _ in range(2)),
+                                   np.ones(1, "float32"), np.ones(1, "float32"), np.ones(2, "float32"), None)
+
+
+def _sgd_program(out_name):
+    prog = fluid.Program()
+    block = prog.global_block()
+    for name in ("p", "g", "lr"):
+        block.create_var(name=name, shape=[3] if name != "lr" else [1], dtype="float32")
+    block.create_var(name=out_name, dtype="float32")
+    block.append_op(type="sgd", inputs={"Param": "p", "Grad": "g", "LearningRate": "lr"},
+                    outputs={"ParamOut": out_name})
+    return prog
+
+
+@pytest.mark.parametrize("out_name", ["p", "p_out"])
+def test_an_update_never_writes_into_an_array_the_caller_holds(out_name):
+    p, g, lr = np.ones(3, "float32"), np.full(3, 2.0, "float32"), np.array([0.5], "float32")
+    prog = _sgd_program(out_name)
+    assert prog.global_block().var(out_name).shape == (3,)  # shaped as the Param it updates
+    out, = fluid.Executor(fluid.CPUPlace()).run(prog, feed={"p": p, "g": g, "lr": lr}, fetch_list=[out_name])
+    np.testing.assert_array_equal(out, np.zeros(3, "float32"))
+    np.testing.assert_array_equal(p, np.ones(3, "float32"))  # the fed array keeps its values
+    with fluid.dygraph.guard():
+        block = fluid.default_main_program().global_block()
+        param, grad, rate = (fluid.dygraph.to_variable(a) for a in (p, g, lr))
+        target = param if out_name == "p" else block.create_var(name="dy_out", dtype="float32")
+        block.append_op(type="sgd", inputs={"Param": param, "Grad": grad, "LearningRate": rate},
+                        outputs={"ParamOut": target})
+        np.testing.assert_array_equal(target.numpy(), np.zeros(3, "float32"))
+        expected_param = np.zeros(3) if out_name == "p" else np.ones(3)  # updated only when it is the output
+        np.testing.assert_array_equal(param.numpy(), expected_param)
+
+
 def test_adagrad():
     def update(p, g, s):
         s["m"] = s["m"] + g * g
