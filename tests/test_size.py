@@ -239,6 +239,7 @@ clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates th
 core.ops (dygraph/op_functions.py), fluid.dygraph_utils, default_scope_funcs, wrapped_decorator, the framework's
 mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOptimizer (optimizer/multi_device.py)
 raise it by 174: to 32,298.
+core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 """
 import ast
 import io
@@ -249,7 +250,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_298
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_316
 
 
 def code_lines(path):
