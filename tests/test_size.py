@@ -241,6 +241,8 @@ mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOpt
 raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
+The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_concat, fusion_seqpool_cvm_concat,
+fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,495.
 """
 import ast
 import io
@@ -251,7 +253,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_345
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_495
 
 
 def code_lines(path):
