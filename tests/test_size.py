@@ -243,6 +243,8 @@ core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise i
 fluid.contrib.memory_usage raises it by 29: to 32,345.
 The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_concat, fusion_seqpool_cvm_concat,
 fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,495.
+The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fusion_gru, fused_embedding_fc_lstm,
+attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 32,695.
 """
 import ast
 import io
@@ -253,7 +255,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_495
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_695
 
 
 def code_lines(path):

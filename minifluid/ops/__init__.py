@@ -11,6 +11,7 @@ from . import vision_misc  # noqa: F401
 from . import basic_math, matmul  # noqa: F401  (minus, l1_norm, bmm; matmul with transposes, alpha, heads)
 from . import fused_math  # noqa: F401  (fusion_squared_mat_sub, fusion_repeated_fc_relu)
 from . import fused_seq  # noqa: F401  (fusion_seqpool_concat, fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu...)
+from . import fused_rnn  # noqa: F401  (fusion_lstm, fusion_gru, fused_embedding_fc_lstm, attention_lstm)
 from . import hsigmoid, py_func, sampled_loss  # noqa: F401
 from . import ctc  # noqa: F401
 from . import grid_sample  # noqa: F401  (affine_grid, grid_sampler)

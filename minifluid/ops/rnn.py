@@ -205,14 +205,15 @@ class _Cell:
         return np.concatenate(parts)[None, :]
 
 
-def _lstm_forward(op_type, steps, x, weight, bias, r0, c0, attrs, proj=None):
+def _lstm_forward(op_type, steps, x, weight, bias, r0, c0, attrs, proj=None, gate_bias=True):
     """The regrouped forward pass: returns (gates, cells, act(cells), hiddens, recurrent states). The
-    recurrent state is the hidden state (lstm) or its projection (lstmp, ``proj`` = (weight, act, clip))."""
+    recurrent state is the hidden state (lstm) or its projection (lstmp, ``proj`` = (weight, act, clip)).
+    ``gate_bias=False``: ``x`` already holds the gate biases (the fused ops); ``bias`` gives the peepholes."""
     d = weight.shape[1] // 4
     dtype = x.dtype
     cell = _Cell(op_type, attrs, bias, d, dtype)
     g = x[steps.index]
-    if bias is not None:
+    if bias is not None and gate_bias:
         g += bias.reshape(-1)[:4 * d].astype(dtype, copy=False)
     total = g.shape[0]
     c, ca, h = (np.empty((total, d), dtype) for _ in range(3))
@@ -453,19 +454,25 @@ def gru_acts(op_type, attrs, act_name):
              infer_shape=_gru_infer, context=True, share_lod={"Hidden": "Input"})
 def _gru_kernel(ctx, attrs, x, h0, weight, bias):
     steps = Steps.of(ctx.input_lod("Input"), attrs["is_reverse"], "gru")
-    d, dtype = weight.shape[0], x.dtype
-    w_gate, w_state = _gru_weights(weight)
-    acts = gru_acts("gru", attrs, "activation")
     g = x[steps.index]
     if bias is not None:
-        g += bias.reshape(-1).astype(dtype, copy=False)
+        g += bias.reshape(-1).astype(x.dtype, copy=False)
+    reset, h = gru_forward(steps, g, h0, weight, gru_acts("gru", attrs, "activation"), attrs["origin_mode"])
+    return steps.to_sequences(h), g, reset, h
+
+
+def gru_forward(steps, g, h0, weight, acts, origin_mode):
+    """The regrouped GRU pass over ``g`` (the regrouped gate inputs with their bias, activated in place):
+    returns the regrouped r * h_prev and hidden rows."""
+    d, dtype = weight.shape[0], g.dtype
+    w_gate, w_state = _gru_weights(weight)
     reset, h = np.empty((g.shape[0], d), dtype), np.empty((g.shape[0], d), dtype)
     h_prev = steps.initial(h0, d, dtype)
     with np.errstate(over="ignore"):
         for s, e in steps.bounds:
-            gru_step(g[s:e], h_prev[:e - s], w_gate, w_state, acts, attrs["origin_mode"], reset[s:e], h[s:e])
+            gru_step(g[s:e], h_prev[:e - s], w_gate, w_state, acts, origin_mode, reset[s:e], h[s:e])
             h_prev = h[s:e]
-    return steps.to_sequences(h), g, reset, h
+    return reset, h
 
 
 @register_grad("gru")
