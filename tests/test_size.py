@@ -241,6 +241,7 @@ mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOpt
 raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
+embedding's argument checks raise it by 2: to 32,347.
 """
 import ast
 import io
@@ -251,7 +252,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_345
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_347
 
 
 def code_lines(path):
