@@ -241,10 +241,11 @@ mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOpt
 raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
+embedding's argument checks raise it by 2: to 32,347.
 The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_concat, fusion_seqpool_cvm_concat,
-fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,495.
+fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,497.
 The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fusion_gru, fused_embedding_fc_lstm,
-attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 32,695.
+attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 32,697.
 """
 import ast
 import io
@@ -255,7 +256,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_695
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_697
 
 
 def code_lines(path):
