@@ -236,6 +236,8 @@ tensors that stay live across runs raise it by 143: to 31,931.
 SelectedRows values and their kernels (selected_rows.py, ops/selected_rows.py: merging, sum / scale /
 clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates that densify) raise it by 193: to
 32,124.
+Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
+36: to 32,160.
 """
 import ast
 import io
@@ -246,7 +248,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_124
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_160
 
 
 def code_lines(path):
