@@ -238,6 +238,9 @@ clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates th
 32,124.
 Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
 36: to 32,160.
+fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
+out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
+tensors raise it by 19: to 32,179.
 """
 import ast
 import io
@@ -248,7 +251,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_160
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_179
 
 
 def code_lines(path):
