@@ -236,11 +236,13 @@ tensors that stay live across runs raise it by 143: to 31,931.
 SelectedRows values and their kernels (selected_rows.py, ops/selected_rows.py: merging, sum / scale /
 clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates that densify) raise it by 193: to
 32,124.
+core.ops (dygraph/op_functions.py), fluid.dygraph_utils, default_scope_funcs, wrapped_decorator, the framework's
+mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOptimizer (optimizer/multi_device.py)
+raise it by 174: to 32,298.
 Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
-36: to 32,160.
-fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
+36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
 out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
-tensors raise it by 19: to 32,179.
+tensors by 19 (+55): to 32,353 with main's 32,298.
 """
 import ast
 import io
@@ -251,7 +253,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_179
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_353
 
 
 def code_lines(path):
