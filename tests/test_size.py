@@ -242,7 +242,7 @@ raise it by 174: to 32,298.
 Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
 36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
 out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
-tensors by 19 (+55): to 32,353 with main's 32,298.
+tensors by 51 (+87): to 32,385 with main's 32,298.
 """
 import ast
 import io
@@ -253,7 +253,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_353
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_385
 
 
 def code_lines(path):
