@@ -239,10 +239,13 @@ clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates th
 core.ops (dygraph/op_functions.py), fluid.dygraph_utils, default_scope_funcs, wrapped_decorator, the framework's
 mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOptimizer (optimizer/multi_device.py)
 raise it by 174: to 32,298.
+core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
+fluid.contrib.memory_usage raises it by 29: to 32,345.
+embedding's argument checks raise it by 2: to 32,347.
 Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
 36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
 out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
-tensors by 51 (+87): to 32,385 with main's 32,298.
+tensors by 52 (+88): to 32,435 with main's 32,347.
 """
 import ast
 import io
@@ -253,7 +256,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_385
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_435
 
 
 def code_lines(path):

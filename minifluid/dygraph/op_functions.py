@@ -1,5 +1,6 @@
 """``core.ops``: one function per op for dygraph code, as fluid 1.8 generates them
-(``core.ops.elementwise_add(x, y, 'axis', -1)``).
+(``core.ops.elementwise_add(x, y, 'axis', -1)``); and ``core.VarBase`` / ``core.Layer``, the C++ dygraph
+classes legacy code names (VarBase makes an eager Tensor, and every eager Tensor is an instance of it).
 
 A function takes the op's inputs positionally in the op's slot order (a list for a duplicable slot), leaving
 out the optional ones as fluid leaves out its dispensable inputs (but for a few ops whose optional inputs it
@@ -10,8 +11,9 @@ slot order (a list for a duplicable one). Outside dygraph mode it is an error.
 """
 from ..framework import dygraph_mode, unique_name
 from ..ops.registry import get_op_spec, registered_ops
+from ..places import place_array_module
 
-__all__ = ["ops"]
+__all__ = ["Layer", "VarBase", "ops"]
 
 _KEPT_INPUTS = {"layer_norm": {"X", "Scale", "Bias"}, "gru_unit": {"Input", "HiddenPrev", "Weight", "Bias"},
                 "label_smooth": {"X", "PriorDist"}, "assign": {"X"}}
@@ -71,3 +73,38 @@ class _Ops:
 
 
 ops = _Ops()
+
+
+class _EagerTensorType(type):
+    """``isinstance(x, core.VarBase)`` holds for every eager Tensor (parameters too)."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _tensor_type())
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _tensor_type())
+
+
+class VarBase(metaclass=_EagerTensorType):
+    """fluid 1.8's ``core.VarBase(value, place=None, persistable=False, zero_copy=False, name=None,
+    stop_gradient=True)``: an eager Tensor holding a copy of ``value`` (the array itself with ``zero_copy``) on
+    ``place`` (the current dygraph place, else the CPU)."""
+
+    def __new__(cls, value=None, place=None, persistable=False, zero_copy=False, name=None, stop_gradient=True):
+        tracer = dygraph_mode.current_tracer()
+        xp = place_array_module(place if place is not None else getattr(tracer, "expected_place", None))
+        array = None if value is None else (xp.asarray(value) if zero_copy else xp.array(value))
+        return _tensor_type()(array, name=name or unique_name.generate("generated_var"), stop_gradient=stop_gradient,
+                              persistable=persistable)
+
+
+class Layer:
+    """fluid 1.8's ``core.Layer``, the bare base of dygraph layers: ``forward`` returns no outputs."""
+
+    def forward(self, inputs):
+        return []
+
+
+def _tensor_type():
+    from .tensor import Tensor  # noqa: PLC0415 - tensor.py imports the tracer, which this module's users import
+    return Tensor

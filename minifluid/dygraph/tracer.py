@@ -31,6 +31,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..framework import unique_name
 from ..framework.operator import named_dtypes
 from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
@@ -97,7 +98,7 @@ class Tracer:
         elif zero_copy is False and isinstance(value, np.ndarray):
             value = value.copy()
         t = self.eager_tensor(value)
-        t.name = name or self._generate_unique_name("generated_var")
+        t.name = name or unique_name.generate("generated_var")
         return t
 
     def create_parameter(self, attr, shape, dtype):

@@ -61,3 +61,15 @@ def test_dygraph_utils_append_activation_and_bias():
                                       [[9.0, 22.0], [13.0, 16.0]])
     with pytest.raises(AssertionError, match="dynamic graph mode"):
         dygraph_utils._append_bias_in_dygraph(None, None)
+
+
+def test_core_varbase_makes_eager_tensors_and_every_eager_tensor_is_one():
+    x = np.ones((2, 2), "float32")
+    with fluid.dygraph.guard():
+        kept, shared = core.VarBase(value=x, place=core.CPUPlace()), core.VarBase(x, zero_copy=True)
+        x[0, 0] = 5.0
+        assert kept.numpy()[0, 0] == 1.0 and shared.numpy()[0, 0] == 5.0  # a copy unless zero_copy
+        assert isinstance(fluid.dygraph.to_variable(x), core.VarBase)
+        assert isinstance(fluid.dygraph.Linear(2, 2).weight, core.VarBase)
+        assert core.VarBase(x, name="w", persistable=True).name == "w"
+    assert not isinstance(x, core.VarBase) and core.Layer().forward([]) == []
