@@ -242,10 +242,14 @@ raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
 embedding's argument checks raise it by 2: to 32,347.
+Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
+36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
+out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
+tensors by 52 (+88): to 32,435 with main's 32,347.
 The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_concat, fusion_seqpool_cvm_concat,
-fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,497.
+fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,585.
 The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fusion_gru, fused_embedding_fc_lstm,
-attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 32,697.
+attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 32,785 with main's 32,435.
 """
 import ast
 import io
@@ -256,7 +260,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_697
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_785
 
 
 def code_lines(path):
