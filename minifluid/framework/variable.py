@@ -49,6 +49,7 @@ class VarType:
     STEP_SCOPES = _VarTypeValue("STEP_SCOPES", "STEP_SCOPES", 11)
     LOD_RANK_TABLE = _VarTypeValue("LOD_RANK_TABLE", "LOD_RANK_TABLE", 12)
     LOD_TENSOR_ARRAY = _VarTypeValue("LOD_TENSOR_ARRAY", "LOD_TENSOR_ARRAY", 13)
+    PLACE_LIST = _VarTypeValue("PLACE_LIST", "PLACE_LIST", 14)
     READER = _VarTypeValue("READER", "READER", 15)
     RAW = _VarTypeValue("RAW", "RAW", 17)
 
@@ -107,6 +108,14 @@ class Variable:
 
     def _set_error_clip(self, error_clip):
         self.error_clip = error_clip
+
+    def _set_info(self, key, value):
+        """Keep ``value`` under ``key`` on this variable (fluid's per-variable notes)."""
+        self.__dict__.setdefault("_info", {})[key] = value
+
+    def _get_info(self, key):
+        """The value ``_set_info`` kept under ``key``, or None."""
+        return self.__dict__.get("_info", {}).get(key)
 
     @property
     def ndim(self):
