@@ -114,7 +114,7 @@ class Block:
     # ``fluid.dygraph.guard()``, as in fluid: ``create_var`` makes an empty eager tensor and ``append_op``
     # runs the op at once on the tracer (dygraph/tracer.py), writing its results into the output tensors;
     # nothing is added to the Block.
-    def append_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
+    def append_op(self, type=None, inputs=None, outputs=None, attrs=None, **_ignored):
         tracer = dygraph_mode.current_tracer()
         if tracer is not None:
             tracer.trace_op(type, inputs or {}, outputs or {}, {k: v for k, v in (attrs or {}).items() if v is not None})

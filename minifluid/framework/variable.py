@@ -87,6 +87,12 @@ class Variable:
         """The name of this variable's gradient: ``<name>@GRAD``."""
         return self.name + "@GRAD"
 
+    @property
+    def op(self):
+        """The last op of this variable's block that writes it (fluid's ``var.op``), or None."""
+        ops = self.block.ops if self.block is not None else ()
+        return next((op for op in reversed(ops) if self.name in op.output_arg_names), None)
+
     # dygraph tensors' methods: a static Variable has them only to say so (fluid's fake_interface_only)
     def detach(self):
         _eager_only("detach")
