@@ -216,6 +216,8 @@ class _VarDescView:
         self._set("persistable", bool(persistable))
 
     def _set(self, field, value):
+        if field == "dtype":
+            self._var.__dict__.pop("_dtype_unset", None)
         setattr(self._var, field, value)
         self._var.block.program._bump_version()
 

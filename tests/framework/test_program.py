@@ -117,6 +117,18 @@ def test_operator_idx_attr_names_and_the_op_of_its_output():
     assert mul.idx == 0 and first.op is None
 
 
+def test_to_string_throw_on_error_names_a_variable_never_typed():
+    p = fluid.Program()
+    b = p.global_block()
+    untyped, written = b.create_var(name="t", shape=[0, 1]), b.create_var(name="w")
+    b.append_op("fill_constant", outputs={"Out": [written]}, attrs={"shape": [1], "value": 1.0})
+    assert "var t" in p.to_string(False)
+    with pytest.raises(ValueError, match=r"blocks\[0\]\.vars \['t'\]: type\.lod_tensor\.tensor\.data_type are not"):
+        p.to_string(True)
+    untyped.desc.set_dtype("float32")
+    assert "var w" in p.to_string(True)
+
+
 def test_to_string_is_readable():
     main, *_ = _mean_program()
     text = str(main)
