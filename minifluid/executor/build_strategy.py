@@ -10,8 +10,6 @@ Graphviz DOT to its ``graph_viz_path`` when the CompiledProgram first runs (``de
 one, as in fluid). The options are kept and read back with fluid's defaults; once the passes are made, the
 strategy is finalized and setting an option is fluid's error.
 """
-from ..framework.graph import to_dot
-
 __all__ = ["BuildStrategy", "ExecutionStrategy", "PassBuilder"]
 
 _OPTIONS = {  # fluid 1.8's BuildStrategy fields and defaults (None: "let the framework choose")
@@ -75,6 +73,7 @@ class PassBuilder:
 
     def apply(self, program):
         """Run the passes that act on ``program`` (the graph printers); the others change nothing."""
+        from ..framework.graph import to_dot  # noqa: PLC0415 - networkx only when a graph is drawn
         for p in self._passes:
             if p.type() in ("graph_viz_pass", "multi_devices_print_pass"):
                 if not p.has("graph_viz_path"):
