@@ -241,10 +241,11 @@ mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOpt
 raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
+embedding's argument checks raise it by 2: to 32,347.
 Paddle 1.8.5's static-graph API tests (helper staticmisc): BuildStrategy's options and pass list with graph_viz_pass
 (executor/build_strategy.py), CompiledProgram._compile's checks, the get_places op, Operator idx / attr_names /
 attr_type and Variable.op, one_hot's depth_tensor, LoDTensorArray's entry protocol for scope-filled arrays,
-tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,569.
+tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,571.
 """
 import ast
 import io
@@ -255,7 +256,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_569
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_571
 
 
 def code_lines(path):
