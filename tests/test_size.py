@@ -242,10 +242,15 @@ raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
 embedding's argument checks raise it by 2: to 32,347.
+Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
+36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
+out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
+tensors by 52 (+88): to 32,435 with main's 32,347.
 Paddle 1.8.5's static-graph API tests (helper staticmisc): BuildStrategy's options and pass list with graph_viz_pass
 (executor/build_strategy.py), CompiledProgram._compile's checks, the get_places op, Operator idx / attr_names /
 attr_type and Variable.op, one_hot's depth_tensor, LoDTensorArray's entry protocol for scope-filled arrays,
-tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,571.
+tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,659 with
+main's 32,435.
 """
 import ast
 import io
@@ -256,7 +261,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_571
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_659
 
 
 def code_lines(path):
