@@ -251,10 +251,11 @@ Paddle 1.8.5's static-graph API tests (helper staticmisc): BuildStrategy's optio
 attr_type and Variable.op, one_hot's depth_tensor, LoDTensorArray's entry protocol for scope-filled arrays,
 tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,659 with
 main's 32,435.
+core.AttrType raises it by 4: to 32,663.
 The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_concat, fusion_seqpool_cvm_concat,
-fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,809.
+fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,813.
 The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fusion_gru, fused_embedding_fc_lstm,
-attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 33,009 with main's 32,659.
+attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 33,013 with main's 32,663.
 """
 import ast
 import io
@@ -265,7 +266,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_009
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_013
 
 
 def code_lines(path):
