@@ -347,12 +347,15 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
 
 
 def _open_leaves(block):
-    """Variables whose ``stop_gradient`` was set False that no op of ``block`` with a gradient writes (a data
-    variable a user wants the gradient of, or a ``fill_constant`` output made differentiable, as fluid gives
-    them: the layers of ops without a gradient set ``stop_gradient``); parameters are seeded separately."""
+    """Variables whose ``stop_gradient`` was set False that are read before any op of ``block`` with a
+    gradient writes them (a data variable a user wants the gradient of, even when a loop then advances it
+    in place, or a ``fill_constant`` output made differentiable, as fluid gives them: the layers of ops
+    without a gradient set ``stop_gradient``); parameters are seeded separately."""
     blocks = _enclosing(block)
-    written = {n for b in blocks for op in b.ops if get_op_spec(op.type).differentiates(op)
-               for n in op.output_arg_names}
+    written = set()
+    for op in (op for b in blocks for op in b.ops):
+        if get_op_spec(op.type).differentiates(op):
+            written.update(n for n in op.output_arg_names if n not in op.input_arg_names or n in written)
     return {name for b in blocks for name, v in b.vars.items()
             if not v.stop_gradient and name not in written and type(v) is Variable}
 
