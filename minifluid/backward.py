@@ -91,7 +91,7 @@ class _Walk:
         req = {n for n in seeds if self._differentiable(n)}
         for op in self.ops:
             spec = get_op_spec(op.type)
-            if not spec.differentiates(op):
+            if not spec.differentiates(op) and spec.forward is None:  # a grad op without one: plan() refuses it
                 continue
             if any(n in req for slot, names in op.inputs.items() if slot not in spec.no_grad_inputs
                    for n in names):
@@ -105,7 +105,13 @@ class _Walk:
         steps = []
         for op in reversed(self.ops):
             spec = get_op_spec(op.type)
-            if not spec.differentiates(op) or not any(n in has_grad for n in op.output_arg_names):
+            if not any(n in has_grad for n in op.output_arg_names):
+                continue
+            if not spec.differentiates(op):
+                if spec.forward is not None and any(n in req for n in op.input_arg_names):
+                    raise NotImplementedError(
+                        f"The gradient of {op.type!r} (a gradient op of an earlier backward pass) is not supported: "
+                        f"a gradient of a gradient flows only through {_grad_of_grad_ops()}")
                 continue
             need = {}
             for slot in spec.inputs:
@@ -243,6 +249,11 @@ class _Walk:
         self.block.create_var(name=zname, shape=fwd.shape, dtype=fwd.dtype)
         self._append("fill_zeros_like", {"X": [name]}, {"Out": [zname]}, {})
         return zname
+
+
+def _grad_of_grad_ops():
+    from .ops.registry import registered_ops  # noqa: PLC0415 - the error path only
+    return ", ".join(sorted(t for t, spec in registered_ops().items() if spec.forward is not None and spec.has_grad))
 
 
 class _GradNames:
