@@ -2,6 +2,7 @@
 from .errors import EOFException
 from .flags import registry as globals  # noqa: A001 - fluid's core.globals()
 from .backward import grad_op_descs
+from .dygraph.op_functions import Layer, VarBase, ops
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
 from .selected_rows import SelectedRows
@@ -14,12 +15,11 @@ EnforceNotMet = RuntimeError
 """fluid's C++ enforcement error. minifluid's runtime errors are RuntimeErrors (a failing reader's
 ``ReaderKilledError`` too), so ``except core.EnforceNotMet`` catches what fluid's would."""
 
-__all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "LoDTensor", "LoDTensorArray",
-           "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope", "SelectedRows", "VarDesc",
-           "create_paddle_predictor", "empty_var_name", "get_cuda_device_count", "get_grad_op_desc", "globals",
-           "grad_var_suffix",
-           "has_grad_op_maker", "has_infer_inplace", "is_compiled_with_cuda", "is_float16_supported",
-           "op_proto_and_checker_maker", "op_support_gpu"]
+__all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "Layer", "LoDTensor",
+           "LoDTensorArray", "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope",
+           "SelectedRows", "VarBase", "VarDesc", "create_paddle_predictor", "empty_var_name", "get_cuda_device_count",
+           "get_grad_op_desc", "globals", "grad_var_suffix", "has_grad_op_maker", "has_infer_inplace",
+           "is_compiled_with_cuda", "is_float16_supported", "op_proto_and_checker_maker", "op_support_gpu", "ops"]
 
 
 def _set_eager_deletion_mode(threshold, fraction, fast):

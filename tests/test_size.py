@@ -236,6 +236,12 @@ tensors that stay live across runs raise it by 143: to 31,931.
 SelectedRows values and their kernels (selected_rows.py, ops/selected_rows.py: merging, sum / scale /
 clip_by_norm / lookup_table, sparse sgd / adagrad / lazy adam and the updates that densify) raise it by 193: to
 32,124.
+core.ops (dygraph/op_functions.py), fluid.dygraph_utils, default_scope_funcs, wrapped_decorator, the framework's
+mode decorators, the tracer's _train_mode and DGCMomentumOptimizer / PipelineOptimizer (optimizer/multi_device.py)
+raise it by 174: to 32,298.
+core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
+fluid.contrib.memory_usage raises it by 29: to 32,345.
+embedding's argument checks raise it by 2: to 32,347.
 """
 import ast
 import io
@@ -246,7 +252,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_124
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_347
 
 
 def code_lines(path):

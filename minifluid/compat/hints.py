@@ -94,10 +94,7 @@ NOT_SUPPORTED_YET = {
         "paddle.fluid": "evaluator",
         "paddle.static": "auc"},
     "optimizers": {
-        "paddle.fluid.optimizer": "DGCMomentumOptimizer",
         "paddle.optimizer": "Adadelta AdamW Adamax Lamb"},
-    "optimizer wrappers (pipeline)": {
-        "paddle.fluid.optimizer": "PipelineOptimizer"},
     "initializers": {
         "paddle.nn": "initializer"},
     "autograd (higher-order gradients)": {"paddle": "grad"},

@@ -63,6 +63,15 @@ class Tracer:
         self._names = UniqueNameGenerator()
         self._recorder = None  # TracedLayer.trace writes the ops it runs into a Program (jit.py)
 
+    @property
+    def _train_mode(self):
+        """fluid's name for "ops are recorded for backward" (``no_grad`` turns it off for its block)."""
+        return self._has_grad
+
+    @_train_mode.setter
+    def _train_mode(self, value):
+        self._has_grad = bool(value)
+
     def _generate_unique_name(self, key="dygraph_tmp"):
         """A name unique within this tracer: ``dygraph_tmp_0``, ``dygraph_tmp_1``, ... (fluid's tracer)."""
         return self._names(key)

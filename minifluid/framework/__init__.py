@@ -3,6 +3,7 @@ import contextlib
 
 from ..dtypes import convert_dtype
 from ..ops.registry import grad_var_name
+from ..wrapped_decorator import wrap_decorator
 from . import dygraph_mode, unique_name
 from .dygraph_mode import current_tracer as _dygraph_tracer  # noqa: F401  (fluid.framework._dygraph_tracer)
 from .dygraph_mode import in_dygraph_mode  # noqa: F401  (fluid.framework.in_dygraph_mode)
@@ -15,8 +16,28 @@ from .scopes import device_guard, name_scope
 from .variable import Parameter, Variable, VarType
 
 __all__ = ["Block", "OpProtoHolder", "Operator", "Parameter", "Program", "VarType", "Variable", "convert_dtype",
-           "default_main_program", "default_startup_program", "device_guard", "grad_var_name", "name_scope",
-           "program_guard", "switch_main_program", "switch_startup_program", "unique_name"]
+           "default_main_program", "default_startup_program", "device_guard", "dygraph_not_support", "dygraph_only",
+           "grad_var_name", "name_scope", "program_guard", "switch_main_program", "switch_startup_program",
+           "unique_name"]
+
+
+def _dygraph_not_support_(func):
+    def check(*args, **kwargs):
+        assert not in_dygraph_mode(), f"We don't support {func.__name__} in imperative mode"
+        return func(*args, **kwargs)
+    return check
+
+
+def _dygraph_only_(func):
+    def check(*args, **kwargs):
+        assert in_dygraph_mode(), (f"We Only support {func.__name__} in imperative mode, please use "
+                                   "fluid.dygraph.guard() as context to run it in imperative Mode")
+        return func(*args, **kwargs)
+    return check
+
+
+dygraph_not_support = wrap_decorator(_dygraph_not_support_)  # fluid's decorators: AssertionError in the other mode
+dygraph_only = wrap_decorator(_dygraph_only_)
 
 
 def convert_np_dtype_to_dtype_(np_dtype):

@@ -180,6 +180,8 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     """Rows of the table ``embedding_<n>.w_0`` of shape ``size`` = [vocabulary, width] for int64 ids of
     shape [..., 1] (output [..., width]). ``padding_idx`` (negative: from the end) reads as zeros and
     gets no gradient. The gradient is dense (``is_sparse`` is accepted for compatibility)."""
+    check_variable_and_dtype(input, "input", ("int64",), "fluid.layers.embedding")
+    check_dtype(dtype, "dtype", ("float16", "float32", "float64"), "fluid.layers.embedding")
     helper = LayerHelper("embedding", input=input, param_attr=param_attr)
     vocabulary, _ = size
     w = helper.create_parameter(attr=helper.param_attr, shape=list(size), dtype=dtype)

@@ -184,3 +184,14 @@ def test_conv2d_pool2d_softmax_refuse_integer_or_non_variable_input():
             fluid.layers.conv2d(x, 1, 1, padding="FULL")
         with pytest.raises(ValueError, match="data_format"):
             fluid.layers.pool2d(x, 2, data_format="NCWH")
+
+
+def test_embedding_checks_its_ids_and_table_dtype_as_fluid():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(TypeError, match="must be Variable"):
+            fluid.layers.embedding(np.zeros((4, 1), "int64"), size=(10, 4))
+        with pytest.raises(TypeError, match=r"'input'.*\['int64'\]"):
+            fluid.layers.embedding(fluid.data("f", [4, 1], "float32"), size=(10, 4))
+        with pytest.raises(TypeError, match="'dtype'"):
+            fluid.layers.embedding(fluid.data("i", [4, 1], "int64"), size=(10, 4), dtype="int64")
+        assert fluid.layers.embedding(fluid.data("j", [4, 1], "int64"), size=(10, 4)).shape == (4, 4)

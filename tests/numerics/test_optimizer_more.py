@@ -220,3 +220,45 @@ def test_lookahead_syncs_slow_and_fast_weights_every_k_steps():
             slow = [alpha * f + (1 - alpha) * s for f, s in zip(fast, slow)]
             fast = [s.copy() for s in slow]
         np.testing.assert_allclose(got, fast[0], rtol=1e-10, err_msg=f"step {step}")
+
+
+def test_dgc_momentum_needs_cuda_and_static_mode_as_in_fluid():
+    if not fluid.is_compiled_with_cuda():
+        with pytest.raises(AssertionError, match="not compiled with CUDA"):
+            fluid.optimizer.DGCMomentumOptimizer(0.1, 0.9, rampup_begin_step=0)
+    with fluid.dygraph.guard():
+        with pytest.raises(Exception, match="In dygraph, don't support DGCMomentumOptimizer"):
+            fluid.optimizer.DGCMomentumOptimizer(0.1, 0.9, rampup_begin_step=0)
+
+
+def test_pipeline_optimizer_trains_as_the_optimizer_it_wraps():
+    def train(pipelined):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup), fluid.unique_name.guard():
+            x = fluid.data("x", [None, 4], "float64")
+            hidden = fluid.layers.fc(x, 3, param_attr=fluid.ParamAttr(initializer=NumpyArrayInitializer(W0)),
+                                     bias_attr=fluid.ParamAttr(initializer=NumpyArrayInitializer(B0)))
+            loss = fluid.layers.mean(fluid.layers.square(hidden))
+            opt = fluid.optimizer.SGD(learning_rate=0.25)
+            if pipelined:
+                opt = fluid.optimizer.PipelineOptimizer(opt, cut_list=[[hidden], [loss]],
+                                                        place_list=[fluid.CPUPlace()] * 3, concurrency_list=[1, 1, 2])
+            opt.minimize(loss)
+        exe = fluid.Executor(fluid.CPUPlace())
+        with fluid.scope_guard(fluid.Scope()):
+            exe.run(startup)
+            losses = [exe.run(main, feed={"x": X}, fetch_list=[loss])[0] for _ in range(3)]
+        return main, losses
+    main, piped = train(True)
+    _, plain = train(False)
+    np.testing.assert_array_equal(np.array(piped), np.array(plain))
+    assert main._pipeline_opt["concurrency_list"] == [1, 1, 2]
+    with pytest.raises(ValueError, match="one entry per section"):
+        fluid.optimizer.PipelineOptimizer(fluid.optimizer.SGD(0.1), cut_list=[[main.global_block().var("x")]] * 2,
+                                          place_list=[fluid.CPUPlace()])
+    with pytest.raises(ValueError, match="instance of Optimizer"):
+        fluid.optimizer.PipelineOptimizer("sgd")
+    sgd = fluid.optimizer.SGD(0.1)
+    with fluid.dygraph.guard():
+        with pytest.raises(Exception, match="In dygraph, don't support PipelineOptimizer"):
+            fluid.optimizer.PipelineOptimizer(sgd)
