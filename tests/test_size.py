@@ -242,6 +242,10 @@ raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
 embedding's argument checks raise it by 2: to 32,347.
+Gradients of gradients (ops/double_grad.py: elementwise mul / add / sub, reduce_sum / reduce_mean / mean and scale
+grad ops with their own gradients, and the refusal of the others), test clones dropping gradient blocks
+(Program._drop_backward_leftovers), float loop counters that get gradients and replicas starting their tensor
+arrays empty raise it by 100: to 32,447.
 """
 import ast
 import io
@@ -252,7 +256,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_347
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_447
 
 
 def code_lines(path):
