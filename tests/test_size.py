@@ -242,10 +242,14 @@ raise it by 174: to 32,298.
 core.VarBase (an eager Tensor; every eager Tensor is one) and core.Layer raise it by 18: to 32,316.
 fluid.contrib.memory_usage raises it by 29: to 32,345.
 embedding's argument checks raise it by 2: to 32,347.
+Layer forward pre / post hooks with their removable handles and named_sublayers' include_sublayers raise it by
+36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
+out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
+tensors by 52 (+88): to 32,435 with main's 32,347.
 Gradients of gradients (ops/double_grad.py: elementwise mul / add / sub, reduce_sum / reduce_mean / mean and scale
 grad ops with their own gradients, and the refusal of the others), test clones dropping gradient blocks
 (Program._drop_backward_leftovers), float loop counters that get gradients and replicas starting their tensor
-arrays empty raise it by 100: to 32,447.
+arrays empty raise it by 100: to 32,535 with the 88 above (32,435).
 """
 import ast
 import io
@@ -256,7 +260,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_447
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_535
 
 
 def code_lines(path):

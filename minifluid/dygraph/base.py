@@ -82,9 +82,12 @@ def disable_static(place=None):
 def to_variable(value, name=None, zero_copy=None, dtype=None):
     """An eager tensor (``stop_gradient=True``) holding ``value`` (ndarray, LoDTensor or Tensor). A Variable
     comes back as it is, in either mode: a layer's forward may call ``to_variable`` on its input in static mode.
+    On the CPU the tensor shares an ndarray's memory unless ``zero_copy=False`` (None means share, as fluid);
+    on a GPU it is always a copy.
 
     Raises:
-        AssertionError: data outside dygraph mode (as fluid). TypeError: for other value types.
+        AssertionError: data outside dygraph mode, or ``zero_copy=True`` on a GPU place (as fluid).
+        TypeError: for other value types.
     """
     if isinstance(value, Tensor):
         return value if dtype is None else value.astype(dtype)
@@ -96,9 +99,7 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
     if not isinstance(value, (np.ndarray, LoDTensor)) and not hasattr(value, "__cuda_array_interface__"):
         raise TypeError("The type of 'value' in fluid.dygraph.to_variable must be (numpy.ndarray, core.VarBase, "
                         f"framework.Variable, core.Tensor, core.LoDTensor), but received {type(value)}")
-    t = tracer.eager_tensor(value)
-    if name is not None:
-        t.name = name
+    t = tracer.from_numpy(value, name, zero_copy)
     return t if dtype is None else t.astype(dtype)
 
 

@@ -16,6 +16,7 @@ calls run eagerly in any mode, also make eager parameters unless ``paddle.enable
 """
 import collections
 import re
+import weakref
 
 import numpy as np
 
@@ -28,6 +29,23 @@ from . import base
 from .tensor import ParamBase, default_tracer
 
 __all__ = ["Layer"]
+
+
+class HookRemoveHelper:
+    """What ``register_forward_pre_hook`` / ``register_forward_post_hook`` return: ``remove()`` takes the
+    hook off its layer (a second call, or one after the layer is gone, does nothing)."""
+
+    next_hook_id = 0
+
+    def __init__(self, hooks):
+        self._hooks_ref = weakref.ref(hooks)
+        self._hook_id = HookRemoveHelper.next_hook_id
+        HookRemoveHelper.next_hook_id += 1
+
+    def remove(self):
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self._hook_id, None)
 
 
 def _snake(name):
@@ -78,6 +96,8 @@ class Layer:
         self._dtype = dtype
         self._parameters = collections.OrderedDict()
         self._sub_layers = collections.OrderedDict()
+        self._forward_pre_hooks = collections.OrderedDict()
+        self._forward_post_hooks = collections.OrderedDict()
 
     def full_name(self):
         return self._full_name
@@ -103,7 +123,40 @@ class Layer:
             if dygraph_mode._tracer is None:  # build time: fluid checks the dtypes in static mode only
                 for x, (name, dtypes) in zip(inputs, self._input_dtypes):
                     check_variable_and_dtype(x, name, dtypes, type(self).__name__)
-        return self.forward(*inputs, **kwargs)
+        d = self.__dict__
+        if not (d.get("_forward_pre_hooks") or d.get("_forward_post_hooks")):
+            return self.forward(*inputs, **kwargs)
+        for hook in list(d["_forward_pre_hooks"].values()):
+            result = hook(self, inputs)
+            if result is not None:
+                inputs = result if isinstance(result, tuple) else (result,)
+        outputs = self.forward(*inputs, **kwargs)
+        for hook in list(d["_forward_post_hooks"].values()):
+            result = hook(self, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    # --- forward hooks -------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(layer, inputs)`` before each ``forward``; ``inputs`` is the tuple of positional
+        inputs, and a result that is not None replaces it (a single value becomes a 1-tuple). Returns a
+        handle whose ``remove()`` unregisters the hook."""
+        return self._add_hook("_forward_pre_hooks", hook)
+
+    def register_forward_post_hook(self, hook):
+        """Call ``hook(layer, inputs, outputs)`` after each ``forward``; a result that is not None replaces
+        the outputs. Returns a handle whose ``remove()`` unregisters the hook."""
+        return self._add_hook("_forward_post_hooks", hook)
+
+    def _add_hook(self, table, hook):
+        self._require_init()
+        if not callable(hook):
+            raise TypeError(f"a forward hook must be callable, but got {type(hook).__name__}")
+        hooks = self.__dict__.setdefault(table, collections.OrderedDict())
+        handle = HookRemoveHelper(hooks)
+        hooks[handle._hook_id] = hook
+        return handle
 
     # --- parameters and sublayers ----------------------------------------------------------------
     def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
@@ -180,8 +233,11 @@ class Layer:
                 return
         object.__delattr__(self, name)
 
-    def named_sublayers(self, prefix="", include_self=False, layers_set=None):
-        """(structured name, layer) for every sublayer, depth first, each layer once."""
+    def named_sublayers(self, prefix="", include_sublayers=True, include_self=False, layers_set=None):
+        """(structured name, layer) for every sublayer, depth first (a layer before its own sublayers),
+        each layer once; ``include_self`` puts ``(prefix, self)`` first. ``include_sublayers=False``
+        stops at the direct sublayers (fluid 1.8 then gave none at all). ``layers_set`` holds the layers
+        already given (their ids), to share between calls."""
         layers_set = set() if layers_set is None else layers_set
         if include_self and id(self) not in layers_set:
             layers_set.add(id(self))
@@ -192,15 +248,14 @@ class Layer:
             name = prefix + ("." if prefix else "") + key
             layers_set.add(id(layer))
             yield name, layer
-            yield from layer.named_sublayers(name, False, layers_set)
+            if include_sublayers:
+                yield from layer.named_sublayers(name, True, False, layers_set)
 
     def sublayers(self, include_sublayers=True):
-        if not include_sublayers:
-            return [layer for layer in self._sub_layers.values() if layer is not None]
-        return [layer for _, layer in self.named_sublayers()]
+        return [layer for _, layer in self.named_sublayers(include_sublayers=include_sublayers)]
 
     def named_parameters(self, prefix="", include_sublayers=True):
-        """(structured name, parameter) for this layer's parameters, then its sublayers'."""
+        """(structured name, parameter) for this layer's parameters, then its sublayers', each once."""
         layers = self.named_sublayers(prefix, include_self=True) if include_sublayers else [(prefix, self)]
         seen = set()
         for layer_prefix, layer in layers:

@@ -13,6 +13,7 @@ import numpy as np
 from ..dtypes import convert_dtype
 from ..framework import dygraph_mode
 from ..framework import unique_name
+from ..framework.program import default_main_program
 from ..framework.variable import Parameter, Variable
 from ..lod_tensor import LoDTensor, float_friendly
 from ..ops.registry import array_module
@@ -91,7 +92,9 @@ class Tensor(Variable):
 
     @property
     def block(self):
-        return _EAGER_BLOCK
+        """In dygraph mode the default main program's global block (as fluid), whose ``append_op`` runs the op
+        at once; outside it (paddle 2.x eager tensors) a stand-in block that does the same."""
+        return default_main_program().global_block() if dygraph_mode._tracer is not None else _EAGER_BLOCK
 
     @property
     def shape(self):
@@ -142,10 +145,15 @@ class Tensor(Variable):
         return self.numpy().reshape(-1)[0].item() if self.size == 1 else self.numpy().item()
 
     def set_value(self, value):
-        """Replace the data (same shape) with ``value`` (ndarray or Tensor), keeping dtype and place."""
+        """Replace the data (same shape) with ``value`` (ndarray or Tensor), keeping dtype and place.
+
+        Raises:
+            AssertionError: ``value`` has another shape (fluid's message).
+        """
         value = value._value if isinstance(value, Tensor) else value
-        if list(np.shape(value)) != self.shape:
-            raise ValueError(f"set_value: shape {list(np.shape(value))} does not match the tensor's {self.shape}")
+        assert list(np.shape(value)) == self.shape, (
+            f"Variable Shape not match, Variable [ {self.name} ] need tensor with shape {self.shape} but load set "
+            f"tensor with shape {list(np.shape(value))}")
         xp = array_module(self._value)
         self._value = xp.asarray(value, dtype=self._value.dtype).copy()
 
@@ -240,8 +248,18 @@ class Tensor(Variable):
     def __int__(self):
         return int(self.item())
 
+    def __index__(self):
+        """A one-element integer tensor used as an index (``range(t)``, ``a_list[t]``), as in fluid."""
+        assert self.size == 1, "only one element variable can be converted to python index."
+        if self._value.dtype.kind not in "iub":
+            raise TypeError(f"only an integer tensor can be used as an index, but {self.name!r} is {self.dtype}")
+        return int(self._value.reshape(-1)[0])
+
     def __iter__(self):
-        raise TypeError("an eager Tensor cannot be iterated; use .numpy()")
+        """The sub-tensors along dimension 0 (``self[0]``, ``self[1]``, ...), as fluid's indexing gives them."""
+        if self._value.ndim == 0:
+            raise TypeError(f"iteration over a 0-d tensor {self.name!r}")
+        return (self[i] for i in range(self._value.shape[0]))
 
     def __repr__(self):
         data = np.array2string(self.numpy(), prefix="       ", separator=", ") if self._value is not None else None

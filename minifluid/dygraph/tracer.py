@@ -25,10 +25,13 @@ NOTE [ Eager autograd ]
 """
 import functools
 import itertools
+import warnings
+import weakref
 from types import SimpleNamespace
 
 import numpy as np
 
+from ..framework import unique_name
 from ..framework.operator import named_dtypes
 from ..framework.program import default_main_program
 from ..framework.unique_name import UniqueNameGenerator
@@ -47,7 +50,7 @@ _EMPTY = {}
 class Node:
     """One recorded op (see NOTE [ Eager autograd ])."""
 
-    __slots__ = ("spec", "attrs", "ins", "in_values", "out_values", "need", "seq")
+    __slots__ = ("spec", "attrs", "ins", "in_values", "out_values", "need", "seq", "outs")
 
 
 class Tracer:
@@ -85,6 +88,18 @@ class Tracer:
         if type(array) is not xp.ndarray:
             array = xp.asarray(array)
         return self.tensor_type(array, stop_gradient=stop_gradient)
+
+    def from_numpy(self, value, name=None, zero_copy=None):
+        """An eager tensor made from data, as fluid's ``to_variable``: named ``generated_var_<n>`` unless
+        ``name`` says; on the CPU it shares an ndarray's memory unless ``zero_copy`` is False (None shares),
+        on a GPU it is a copy (``zero_copy=True`` there is fluid's AssertionError)."""
+        if place_array_module(self.expected_place) is not np:
+            assert not zero_copy, "zero_copy mode can only be used with CPUPlace"
+        elif zero_copy is False and isinstance(value, np.ndarray):
+            value = value.copy()
+        t = self.eager_tensor(value)
+        t.name = name or unique_name.generate("generated_var")
+        return t
 
     def create_parameter(self, attr, shape, dtype):
         """An eager parameter filled by ``attr.initializer``'s op run now: the op and math the static
@@ -151,7 +166,7 @@ class Tracer:
             node = Node()
             node.spec = spec if ctx is None else SimpleNamespace(grad=functools.partial(spec.grad, ctx))
             node.attrs, node.ins, node.in_values = merged, ins, args
-            node.out_values, node.need, node.seq = outs, need, next(_sequence)
+            node.out_values, node.need, node.seq, node.outs = outs, need, next(_sequence), []
         if outputs:
             for i, slot, is_dup in out_plan:
                 ts = outputs.get(slot)
@@ -250,6 +265,7 @@ def _bind(t, value, node, slot, k):
         return
     if node is not None and not t.stop_gradient and value is not None and value.dtype.kind == "f":
         t._node, t._slot, t._k = node, slot, k
+        node.outs.append(weakref.ref(t))
     else:
         t.stop_gradient = True
 
@@ -307,14 +323,18 @@ def _douts(node, douts):
 
 
 def run_backward(root, grad=None, retain_graph=False):
-    """Accumulate d(root)/d(leaf) into every leaf that requires a gradient (NOTE [ Eager autograd ])."""
+    """Accumulate d(root)/d(leaf) into every leaf that requires a gradient, and give the non-leaf tensors
+    still held their gradient (NOTE [ Eager autograd ]). A ``stop_gradient`` root computes nothing, as in
+    fluid (with a warning saying so)."""
+    if root.stop_gradient:
+        warnings.warn(f"backward() on {root.name!r}, which has stop_gradient=True, computes no gradient: nothing "
+                      "that requires one was used to compute it (set stop_gradient=False on its inputs)",
+                      stacklevel=3)
+        return
     value = root._value
     seed = array_module(value).ones_like(value) if grad is None else grad
     start = root._node
     if start is None:
-        if root.stop_gradient:
-            raise RuntimeError("backward() was called on a tensor with stop_gradient=True: nothing that requires "
-                               "a gradient was used to compute it (set stop_gradient=False on its inputs).")
         _route(root, seed, {})
         return
     if start.ins is None:
@@ -322,18 +342,39 @@ def run_backward(root, grad=None, retain_graph=False):
     order = _reachable(start)
     pending = {}
     _add(pending, start, root._slot, root._k, seed)
-    propagate(order, pending, _route, retain_graph)
+    propagate(order, pending, _route, retain_graph, keep=True)
 
 
-def propagate(order, pending, route, retain_graph):
+def _keep(node, douts):
+    """fluid keeps every tensor's gradient: a live output tensor of a node being run gets its (final)
+    gradient, zeros where none reached it (fluid's engine fills those). Tensors no longer held are gone
+    by now (their consumers released them), so this keeps nothing the caller cannot see."""
+    for ref in node.outs:
+        t = ref()
+        if t is None or t.stop_gradient:
+            continue
+        g = douts[t._slot]
+        if t._k >= 0:
+            g = g[t._k]
+        t._grad = array_module(t._value).zeros_like(t._value) if g is None else g
+
+
+def propagate(order, pending, route, retain_graph, keep=False):
     """Run the nodes of ``order`` (newest first) on the output gradients ``pending`` holds, handing each
-    input gradient to ``route(tensor, grad, pending)``; then release the nodes unless ``retain_graph``."""
+    input gradient to ``route(tensor, grad, pending)``; each node is released once run (the rest at the
+    end) unless ``retain_graph``. ``keep`` gives live non-leaf tensors their gradient (``_keep``)."""
     for node in order:
         douts = pending.pop(node, None)
         if douts is None:
             continue
-        grads = node.spec.grad(node.attrs, node.in_values, node.out_values, _douts(node, douts), node.need)
-        for t, g, needed in zip(node.ins, grads, node.need):
+        douts = _douts(node, douts)
+        if keep:
+            _keep(node, douts)
+        ins, need = node.ins, node.need
+        grads = node.spec.grad(node.attrs, node.in_values, node.out_values, douts, need)
+        if not retain_graph:
+            node.ins = node.in_values = node.out_values = None
+        for t, g, needed in zip(ins, grads, need):
             if g is None or not needed:
                 continue
             if isinstance(t, list):

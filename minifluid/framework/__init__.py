@@ -1,5 +1,6 @@
 """Graph IR: builds Programs, never runs them."""
 import contextlib
+import warnings
 
 from ..dtypes import convert_dtype
 from ..ops.registry import grad_var_name
@@ -47,6 +48,13 @@ def convert_np_dtype_to_dtype_(np_dtype):
         if getattr(value, "name", None) is not None and value == name:
             return value
     raise ValueError(f"Not supported numpy dtype {np_dtype}")
+
+
+def _var_base_to_np(var_base):
+    """fluid's deprecated ``framework._var_base_to_np(t)``: ``t.numpy()``."""
+    warnings.warn("paddle.fluid.framework._var_base_to_np is deprecated, please use var_base.numpy() instead of "
+                  "_var_base_to_np(var_base).")
+    return var_base.numpy()
 
 
 @contextlib.contextmanager

@@ -64,6 +64,17 @@ class LayerHelper:
             return tracer.trace_op(*args, **kwargs)
         return self.main_program.current_block().append_op(*args, **kwargs)
 
+    def to_variable(self, value, name=None):
+        """fluid's ``LayerHelper.to_variable``: an ndarray as an eager tensor (a copy; dygraph mode only), a
+        Variable as it is."""
+        if isinstance(value, np.ndarray):
+            assert dygraph_mode._tracer is not None, "to_variable could only be called in dygraph mode"
+            return dygraph_mode._tracer.from_numpy(value, name, zero_copy=False)
+        if isinstance(value, Variable):
+            return value
+        raise TypeError("The type of input value is invalid, expected type is 'ndarray' or 'Variable', but "
+                        f"received {type(value)}")
+
     # --- inputs and attributes -----------------------------------------------------------------
     def multiple_input(self, input_param_name="input"):
         inputs = self.kwargs.get(input_param_name, [])

@@ -109,7 +109,10 @@ def _getitem(self, item):
     axes, starts, ends, steps, decrease = [], [], [], [], []
     for axis, index in enumerate(items):
         if isinstance(index, numbers.Integral) and not isinstance(index, bool):
-            index = int(index)
+            index, dim = int(index), self.shape[axis]
+            if dim >= 0 and not -dim <= index < dim:
+                raise IndexError(f"index {index} is out of bounds for axis {axis} of Variable {self.name!r} "
+                                 f"(size {dim})")
             axes.append(axis), starts.append(index), ends.append(index + 1 if index != -1 else _END), steps.append(1)
             decrease.append(axis)
         elif isinstance(index, Variable):  # fluid's rule: [index, index + 1), the axis dropped
