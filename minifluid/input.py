@@ -2,6 +2,7 @@
 of 1."""
 from .layers.activation import check_variable_and_dtype
 from .layers.helper import LayerHelper
+from .layers.manip import one_hot_args
 
 __all__ = ["embedding", "one_hot"]
 
@@ -27,14 +28,12 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
 
 def one_hot(input, depth, allow_out_of_range=False):
     """float32 one-hot rows of ``depth`` for int32/int64 ids of any shape (the output has the ids' shape plus
-    ``depth``); an id outside [0, depth) raises unless ``allow_out_of_range``, which gives it a zero row."""
+    ``depth``); an id outside [0, depth) raises unless ``allow_out_of_range``, which gives it a zero row. ``depth``
+    may be a Variable of one int, read when the op runs."""
     check_variable_and_dtype(input, "input", ("int32", "int64"), "one_hot_v2")
-    if not isinstance(depth, int) or isinstance(depth, bool):
-        raise TypeError(f"fluid.one_hot: depth must be an int (a Variable depth is not supported by minifluid), "
-                        f"got {depth!r}")
+    inputs, attrs = one_hot_args(input, depth, allow_out_of_range, "one_hot_v2")
     helper = LayerHelper("one_hot_v2", input=input)
     out = helper.create_variable_for_type_inference("float32")
-    helper.append_op(type="one_hot_v2", inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"depth": depth, "allow_out_of_range": allow_out_of_range})
+    helper.append_op(type="one_hot_v2", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
     out.stop_gradient = True
     return out

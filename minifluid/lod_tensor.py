@@ -216,4 +216,18 @@ def create_random_int_lodtensor(recursive_seq_lens, base_shape, place, low, high
 
 class LoDTensorArray(list):
     """fluid's LoDTensorArray: a list of LoDTensors, e.g. one batch that external code pushes into a
-    loader's queue (``loader.queue.push(array)``)."""
+    loader's queue (``loader.queue.push(array)``), or the array a scope variable holds when code fills it
+    (``scope.var(name).get_lod_tensor_array().append(t)``): the array ops then read and write it through
+    ``entry`` / ``put``, as they do their own arrays (NOTE [ Tensor array values ] in ops/tensor_array.py)."""
+
+    def entry(self, i, name="array"):
+        """Entry ``i`` as the array ops take it: (array, recursive sequence lengths)."""
+        if i >= len(self) or self[i] is None or self[i]._array is None:
+            raise IndexError(f"Tensor array {name!r} has no element {i}: it holds {len(self)} element(s)")
+        return self[i]._array, self[i].recursive_sequence_lengths()
+
+    def put(self, i, value, lod):
+        """Write entry ``i`` (array and recursive sequence lengths), growing the array with empty entries."""
+        if i >= len(self):
+            self.extend(LoDTensor() for _ in range(i + 1 - len(self)))
+        self[i] = LoDTensor(value, lod)

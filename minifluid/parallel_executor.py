@@ -33,6 +33,7 @@ class ParallelExecutor:
             share_vars_from=share_vars_from._compiled_program if share_vars_from else None, places=self._places)
         self._place = CUDAPlace(0) if use_cuda else CPUPlace()
         self._exe = Executor(self._place)
+        self._compiled_program._compile(self._scope, self._place)  # as fluid's: a PE is compiled when made
 
     def run(self, fetch_list, feed=None, feed_dict=None, return_numpy=True):
         """Fetch ``fetch_list`` after one step over ``feed`` (a dict split on dim 0 across the places, or a

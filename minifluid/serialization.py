@@ -77,8 +77,8 @@ def _valid_program(main_program):
 
 
 def _chosen(main_program, vars, predicate):
+    program = _valid_program(main_program)  # a TypeError for a bad one even when ``vars`` are given, as in fluid
     if vars is None:
-        program = _valid_program(main_program)
         vars = [v for v in program.list_vars() if (predicate or is_persistable)(v)]
     return [v for v in vars if v.type not in (VarType.RAW, VarType.LOD_RANK_TABLE, VarType.STEP_SCOPES)]
 

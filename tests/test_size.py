@@ -246,10 +246,15 @@ Layer forward pre / post hooks with their removable handles and named_sublayers'
 36, fluid 1.8's VarBase surface (to_variable's zero_copy and generated_var names, __index__, iteration, IndexError
 out of range, set_value's AssertionError, .block, LayerHelper.to_variable) and kept gradients of held non-leaf
 tensors by 52 (+88): to 32,435 with main's 32,347.
+Paddle 1.8.5's static-graph API tests (helper staticmisc): BuildStrategy's options and pass list with graph_viz_pass
+(executor/build_strategy.py), CompiledProgram._compile's checks, the get_places op, Operator idx / attr_names /
+attr_type and Variable.op, one_hot's depth_tensor, LoDTensorArray's entry protocol for scope-filled arrays,
+tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,659 with
+main's 32,435.
 Gradients of gradients (ops/double_grad.py: elementwise mul / add / sub, reduce_sum / reduce_mean / mean and scale
 grad ops with their own gradients, and the refusal of the others), test clones dropping gradient blocks
 (Program._drop_backward_leftovers), float loop counters that get gradients and replicas starting their tensor
-arrays empty raise it by 100: to 32,535 with the 88 above (32,435).
+arrays empty raise it by 100: to 32,759 with the 224 above (32,659).
 """
 import ast
 import io
@@ -260,7 +265,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_535
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_759
 
 
 def code_lines(path):

@@ -49,8 +49,10 @@ class HookRemoveHelper:
 
 
 def _snake(name):
-    """fluid's camel-to-snake rule for default name scopes: MyLayer -> my_layer, Conv2D -> conv2_d."""
-    return re.sub("([a-z0-9])([A-Z])", r"\1_\2", re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)).lower()
+    """fluid's camel-to-snake rule for default name scopes: MyLayer -> my_layer, BatchNorm -> batch_norm; a
+    digit does not split (Conv2D -> conv2d, Conv3DTranspose -> conv3d_transpose), so a dygraph layer's
+    parameters are named as the static layer's (``conv2d_0.w_0``)."""
+    return re.sub("([a-z])([A-Z])", r"\1_\2", re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)).lower()
 
 
 def _check_tensor_inputs(layer, inputs):

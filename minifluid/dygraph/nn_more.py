@@ -98,7 +98,7 @@ class PRelu(Layer):
     ``channel``) or one per element of a sample (``'element'``, give ``input_shape``); alpha starts at 1.0."""
 
     def __init__(self, mode, channel=None, input_shape=None, param_attr=None, dtype="float32"):
-        super().__init__(dtype=dtype)
+        super().__init__("prelu", dtype=dtype)  # fluid names it so (not p_relu)
         if mode == "all":
             shape = [1]
         elif mode == "channel":

@@ -29,38 +29,12 @@ from ..ops.io import FEED_FETCH_OPS
 from ..ops.registry import GRAD_SUFFIX, OpRole
 from ..places import cpu_places, cuda_places, non_empty_places
 from . import timing as _timing
+from .build_strategy import BuildStrategy, ExecutionStrategy
 from .context import Frame
 from .executor import _fetch_value, compile_ops, declare, persistable_names, resolve_feeds_and_fetches, start_arrays
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
-
-
-class BuildStrategy:
-    """Accepted for compatibility; minifluid has no graph passes to configure. Gradients are always
-    averaged over the places (fluid's AllReduce with CoeffNumDevice)."""
-
-    class ReduceStrategy:
-        AllReduce, Reduce = 0, 1
-
-    class GradientScaleStrategy:
-        CoeffNumDevice, One, Customized = 0, 1, 2
-
-    def __init__(self):
-        self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
-        self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
-        self.fuse_all_reduce_ops = False
-        self.enable_inplace = False
-        self.memory_optimize = False
-        self.num_trainers, self.trainer_id = 1, 0
-
-
-class ExecutionStrategy:
-    """Accepted for compatibility (thread counts do not apply to numpy replicas)."""
-
-    def __init__(self):
-        self.num_threads = 1
-        self.num_iteration_per_drop_scope = 1
 
 
 _DATA_PARALLEL = "CompiledProgram.with_data_parallel (one replica per place)"
@@ -193,6 +167,7 @@ class CompiledProgram:
         self._loss_name = None
         self._share_vars_from = None
         self._build_strategy = build_strategy
+        self._compiled_for = None  # (scope, place) of the first compile or run
         self._plans = {}
         self._is_inference, self._infer_config, self._predictor = False, None, None
 
@@ -201,6 +176,8 @@ class CompiledProgram:
         self._data_parallel = True
         self._loss_name = loss_name
         self._share_vars_from = share_vars_from
+        if build_strategy is not None:
+            self._build_strategy = build_strategy
         self._places = non_empty_places(places, _DATA_PARALLEL) if places is not None else None
         return self
 
@@ -210,6 +187,29 @@ class CompiledProgram:
         if not hasattr(config, "_create_predictor"):
             raise TypeError(f"with_inference_optimize needs a fluid.core.NativeConfig, got {type(config).__name__}")
         self._data_parallel, self._is_inference, self._infer_config = False, True, config
+        return self
+
+    def _compile(self, scope, place):
+        """Bind this program to ``scope`` and ``place`` (fluid's checks: compiling again for another scope
+        or place is a ValueError, and so is sharing variables from a program that is not data parallel
+        or has not run). ``Executor.run`` binds it on the first run; it may run on other scopes after."""
+        if self._compiled_for is not None:
+            scope0, place0 = self._compiled_for
+            if scope is not None and scope is not scope0:
+                raise ValueError("Cannot compile program with different scope.")
+            if place is not None and not place0._equals(place):
+                raise ValueError("Cannot compile program with different place.")
+            return self
+        source = self._share_vars_from
+        if self._data_parallel and source is not None:
+            if not source._data_parallel:
+                raise ValueError("The shared Program is not data parallel, cannot share variables from it.")
+            if source._compiled_for is None:
+                raise ValueError("The shared Program is not compiled and executed, so there is no variables to "
+                                 "share.")
+        self._compiled_for = (scope, place)
+        if self._build_strategy is not None:  # NOTE [ Build passes ] in build_strategy.py
+            self._build_strategy._finalize_strategy_and_create_passes().apply(self._program)
         return self
 
     def _resolve_places(self, exe):
@@ -226,6 +226,8 @@ class CompiledProgram:
         return plan
 
     def _run_with(self, exe, feed, fetch_list, scope, return_numpy, return_merged):
+        if self._compiled_for is None:
+            self._compile(scope, exe.place)
         if self._is_inference:
             if self._predictor is None:
                 self._predictor = self._infer_config._create_predictor()

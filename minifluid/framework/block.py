@@ -78,6 +78,8 @@ class Block:
         if name in self.vars:  # fluid returns the existing var for a repeated name, if it matches
             return _check_same(self.vars[name], shape, dtype)
         v = Variable(self, name, shape, "float32" if dtype is _DEFAULT_DTYPE else dtype, **kwargs)
+        if dtype is _DEFAULT_DTYPE:  # float32 until an op or set_dtype types it; to_string(True) names it
+            v._dtype_unset = True
         self.vars[name] = v
         self.program._bump_version()
         if initializer is not None:
@@ -105,6 +107,10 @@ class Block:
     # --- ops ---------------------------------------------------------------------
     def _make_op(self, type, inputs, outputs, attrs):
         op = Operator(self, type, inputs, outputs, attrs)
+        for name in op.output_arg_names:  # typed by the op, as fluid's InferVarType does
+            v = self._find_var_recursive(name)
+            if v is not None:
+                v.__dict__.pop("_dtype_unset", None)
         self._infer_outputs(op)
         self._share_lod_levels(op)
         return op
@@ -114,7 +120,7 @@ class Block:
     # ``fluid.dygraph.guard()``, as in fluid: ``create_var`` makes an empty eager tensor and ``append_op``
     # runs the op at once on the tracer (dygraph/tracer.py), writing its results into the output tensors;
     # nothing is added to the Block.
-    def append_op(self, type, inputs=None, outputs=None, attrs=None, **_ignored):
+    def append_op(self, type=None, inputs=None, outputs=None, attrs=None, **_ignored):
         tracer = dygraph_mode.current_tracer()
         if tracer is not None:
             tracer.trace_op(type, inputs or {}, outputs or {}, {k: v for k, v in (attrs or {}).items() if v is not None})
@@ -187,6 +193,12 @@ class Block:
                     v.lod_level = src.lod_level
 
     def to_string(self, throw_on_error=False, with_details=False):
+        """fluid's text of the block; ``throw_on_error``: a ValueError for a variable whose element type was
+        never set (created without a dtype, written by no op), as fluid's uninitialized VarDesc field."""
+        unset = [n for n, v in self.vars.items() if v.__dict__.get("_dtype_unset")]
+        if throw_on_error and unset:
+            raise ValueError(f"blocks[{self.idx}].vars {unset}: type.lod_tensor.tensor.data_type are not "
+                             "initialized (create the variable with a dtype, or set_dtype it)")
         lines = [f"block {{ idx: {self.idx}, parent_idx: {self.parent_idx}"]
         lines += ["  " + v._summary(with_details) for v in self.vars.values()]
         lines += ["  " + op.to_string() for op in self.ops]

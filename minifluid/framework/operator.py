@@ -2,11 +2,12 @@
 import builtins
 
 from ..dtypes import from_proto_dtype
-from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec
+from ..ops.registry import COMMON_ATTRS, OpRole, get_op_spec, op_type_hint
 from .scopes import current_device, current_name_scope
 
 __all__ = ["Operator", "DTYPE_ATTRS", "named_dtypes"]
 
+FLUID_COMMON_ATTRS = ["op_role", "op_role_var", "op_namescope", "op_callstack", "op_device"]  # fluid 1.8's
 DTYPE_ATTRS = frozenset({"dtype", "in_dtype", "out_dtype"})  # the attributes holding an element type
 
 
@@ -34,7 +35,12 @@ class Operator:
     def __init__(self, block, type, inputs=None, outputs=None, attrs=None):
         self.block = block
         self.type = type
-        spec = get_op_spec(type)
+        if type is None:
+            raise ValueError("`type` to initialized an Operator can not be None.")
+        try:
+            spec = get_op_spec(type)
+        except KeyError:
+            raise ValueError(f'Operator "{type}" has not been registered.{op_type_hint(type)}') from None
         self.inputs = {slot: _names(v) for slot, v in (inputs or {}).items()}
         self.outputs = {slot: _names(v) for slot, v in (outputs or {}).items()}
         for kind, given, allowed in (("input", self.inputs, spec.inputs), ("output", self.outputs, spec.outputs)):
@@ -92,6 +98,23 @@ class Operator:
 
     def has_attr(self, name):
         return name in self.attrs
+
+    @property
+    def attr_names(self):
+        """The op's attribute names, with the ones fluid 1.8 gives every op (op_role, op_callstack ...)."""
+        return list(dict.fromkeys(list(self.attrs) + FLUID_COMMON_ATTRS))
+
+    def attr_type(self, name):
+        """The attribute's fluid AttrType (``core.AttrType.INT`` ...)."""
+        return self.desc.attr_type(name)
+
+    @property
+    def idx(self):
+        """The op's index in its block."""
+        for i, op in enumerate(self.block.ops):
+            if op is self:
+                return i
+        raise ValueError("Can't find op itself in it's block. It could be a bug of Paddle.")
 
     def _is_optimize_op(self):
         """Whether the op updates parameters (its op_role has the Optimize bit)."""

@@ -49,6 +49,7 @@ class VarType:
     STEP_SCOPES = _VarTypeValue("STEP_SCOPES", "STEP_SCOPES", 11)
     LOD_RANK_TABLE = _VarTypeValue("LOD_RANK_TABLE", "LOD_RANK_TABLE", 12)
     LOD_TENSOR_ARRAY = _VarTypeValue("LOD_TENSOR_ARRAY", "LOD_TENSOR_ARRAY", 13)
+    PLACE_LIST = _VarTypeValue("PLACE_LIST", "PLACE_LIST", 14)
     READER = _VarTypeValue("READER", "READER", 15)
     RAW = _VarTypeValue("RAW", "RAW", 17)
 
@@ -86,6 +87,12 @@ class Variable:
         """The name of this variable's gradient: ``<name>@GRAD``."""
         return self.name + "@GRAD"
 
+    @property
+    def op(self):
+        """The last op of this variable's block that writes it (fluid's ``var.op``), or None."""
+        ops = self.block.ops if self.block is not None else ()
+        return next((op for op in reversed(ops) if self.name in op.output_arg_names), None)
+
     # dygraph tensors' methods: a static Variable has them only to say so (fluid's fake_interface_only)
     def detach(self):
         _eager_only("detach")
@@ -107,6 +114,14 @@ class Variable:
 
     def _set_error_clip(self, error_clip):
         self.error_clip = error_clip
+
+    def _set_info(self, key, value):
+        """Keep ``value`` under ``key`` on this variable (fluid's per-variable notes)."""
+        self.__dict__.setdefault("_info", {})[key] = value
+
+    def _get_info(self, key):
+        """The value ``_set_info`` kept under ``key``, or None."""
+        return self.__dict__.get("_info", {}).get(key)
 
     @property
     def ndim(self):
@@ -201,6 +216,8 @@ class _VarDescView:
         self._set("persistable", bool(persistable))
 
     def _set(self, field, value):
+        if field == "dtype":
+            self._var.__dict__.pop("_dtype_unset", None)
         setattr(self._var, field, value)
         self._var.block.program._bump_version()
 

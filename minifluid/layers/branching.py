@@ -34,26 +34,30 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
                         f"{list(pre_cond.shape)}.")
     if dygraph_mode._tracer is not None:
         while bool(pre_cond.numpy().reshape(-1)[0]):
-            loop_vars = body(*loop_vars)
-            loop_vars = list(loop_vars) if isinstance(loop_vars, (list, tuple)) else [loop_vars]
+            loop_vars = _body_outputs(body(*loop_vars), loop_vars)
             pre_cond = cond(*loop_vars)
         return loop_vars
     loop = While(pre_cond, is_test, name)
     with loop.block():
         # the body gets fresh lists and dicts: what it changes in them must not change loop_vars
-        outputs = body(*nest.pack_sequence_as(loop_vars, nest.flatten(loop_vars)))
-        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        try:
-            nest.assert_same_structure(outputs, list(loop_vars), "loop_vars and body's results")
-        except ValueError as e:
-            raise ValueError(f"body in while_loop should return the same arity (length and structure) as "
-                             f"loop_vars: {e}") from None
+        outputs = _body_outputs(body(*nest.pack_sequence_as(loop_vars, nest.flatten(loop_vars))), loop_vars)
         now_cond = cond(*outputs)
         for new, old in zip(nest.flatten(outputs), nest.flatten(loop_vars)):
             if new is not old:
                 assign(new, old)
         assign(now_cond, pre_cond)
     return loop_vars
+
+
+def _body_outputs(outputs, loop_vars):
+    """The body's results as a list, checked to have loop_vars' structure (a ValueError, as in fluid)."""
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    try:
+        nest.assert_same_structure(outputs, list(loop_vars), "loop_vars and body's results")
+    except ValueError as e:
+        raise ValueError(f"body in while_loop should return the same arity (length and structure) as "
+                         f"loop_vars: {e}") from None
+    return outputs
 
 
 def _chain(pred_fn_pairs, default):

@@ -9,13 +9,16 @@ are tensor arrays indexed by the step counter.
 """
 import contextlib
 
+import numpy as np
+
+from ..errors import check_type
 from ..framework import dygraph_mode, unique_name
 from ..framework.variable import Variable, VarType
 from .activation import check_variable_and_dtype
 from .compare import less_than, logical_and, logical_not
 from .helper import LayerHelper
-from .manip import fill_constant_batch_size_like, increment, shape, slice
-from .tensor import assign, cast, fill_constant
+from .manip import fill_constant_batch_size_like, increment, shape, slice, stack
+from .tensor import assign, cast, concat, fill_constant
 
 __all__ = ["IfElse", "StaticRNN", "Switch", "While", "array_length", "array_read", "array_write", "cond",
            "create_array", "is_empty", "tensor_array_to_tensor"]
@@ -106,7 +109,17 @@ def array_length(array):
 
 
 def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
-    """The entries of ``input`` concatenated (or stacked) along ``axis``, and each one's size there."""
+    """The entries of ``input`` concatenated (or stacked) along ``axis``, and each one's size there. In
+    dygraph mode the array is a list of tensors, as fluid's."""
+    if dygraph_mode.in_dygraph_mode():
+        if not isinstance(input, list):
+            raise TypeError(f"The 'input' in tensor_array_to_tensor must be list, got {type(input).__name__}")
+        joined = (stack if use_stack else concat)(input, axis=axis)
+        return joined, assign(np.array([int(x.shape[axis]) for x in input], dtype=np.int64))
+    check_type(input, "input", (list, Variable), "tensor_array_to_tensor")
+    if isinstance(input, list):
+        for i, x in enumerate(input):
+            check_type(x, f"input[{i}]", (Variable,), "tensor_array_to_tensor")
     helper = LayerHelper("tensor_array_to_tensor", name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     index = helper.create_variable_for_type_inference("int32", stop_gradient=True)

@@ -201,8 +201,10 @@ def gaussian_random_batch_size_like(input, shape, input_dim_idx=0, output_dim_id
 
 def _shape_list(shape, api):
     check_type(shape, "shape", (list, tuple), api)
-    if not shape or any(not isinstance(d, (int, np.integer)) or d <= 0 for d in shape):
-        raise ValueError(f"{api}: 'shape' must be a non-empty list of positive ints, got {list(shape)}")
+    if not shape:
+        raise AssertionError(f"The size of argument(shape) can't be zero. ({api})")  # fluid's assert
+    if any(not isinstance(d, (int, np.integer)) or d <= 0 for d in shape):
+        raise ValueError(f"{api}: 'shape' must be a list of positive ints, got {list(shape)}")
     return [int(d) for d in shape]
 
 

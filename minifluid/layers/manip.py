@@ -99,12 +99,20 @@ def shape(input):
 
 def one_hot(input, depth, allow_out_of_range=False):
     """One-hot float32 rows of ``depth`` for ids of shape [..., 1] (int32/int64); out-of-range ids raise unless
-    ``allow_out_of_range``, which gives them all-zero rows."""
+    ``allow_out_of_range``, which gives them all-zero rows. ``depth`` may be a Variable of one int (the op's
+    depth_tensor, read when it runs; the last dimension is -1 until then)."""
     check_variable_and_dtype(input, "input", ("int32", "int64"), "one_hot")
+    return _op("one_hot", *one_hot_args(input, depth, allow_out_of_range, "one_hot"), "float32", stop_gradient=True)
+
+
+def one_hot_args(input, depth, allow_out_of_range, op_type):
+    """(inputs, attrs) of a one_hot / one_hot_v2 op: an int depth is the attribute, a Variable the depth_tensor
+    input."""
+    check_type(depth, "depth", (int, Variable), op_type)
     if isinstance(depth, Variable):
-        raise NotImplementedError("one_hot: a Variable depth is not supported by minifluid; pass an int")
-    return _op("one_hot", {"X": [input]}, {"depth": int(depth), "allow_out_of_range": allow_out_of_range},
-               "float32", stop_gradient=True)
+        depth.stop_gradient = True
+        return {"X": [input], "depth_tensor": [depth]}, {"allow_out_of_range": allow_out_of_range}
+    return {"X": [input]}, {"depth": int(depth), "allow_out_of_range": allow_out_of_range}
 
 
 def gather(input, index, overwrite=True):

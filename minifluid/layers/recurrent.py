@@ -12,13 +12,17 @@ __all__ = ["dynamic_gru", "dynamic_lstm", "dynamic_lstmp", "gru_unit", "lstm_uni
 _FLOATS = ("float32", "float64")
 
 
-def _initial_state(layer, name, value, width):
-    if value is None:
-        return None
-    check_variable_and_dtype(value, name, _FLOATS, layer)
-    if value.shape is not None and (len(value.shape) != 2 or value.shape[1] != width):
-        raise ValueError(f"{layer}: the shape of {name} should be (batch_size, {width}), got {list(value.shape)}")
-    return value
+def _initial_states(layer, states):
+    """Check the initial states ``(name, value or None, width)``: every dtype first (a TypeError), then the
+    shapes (a ValueError), in fluid's order; returns the values."""
+    for name, value, _ in states:
+        if value is not None:
+            check_variable_and_dtype(value, name, _FLOATS, layer)
+    for name, value, width in states:
+        if value is not None and value.shape is not None and (len(value.shape) != 2 or value.shape[1] != width):
+            raise ValueError(f"{layer}: the shape of {name} should be (batch_size, {width}), got "
+                             f"{list(value.shape)}")
+    return [value for _, value, _ in states]
 
 
 def _outputs(helper, dtype, names):
@@ -44,7 +48,7 @@ def _lstm_arguments(layer, input, size, bias_attr, h_0, c_0, h_width):
     assert bias_attr is not False, f"bias_attr should not be False in {layer}."
     check_variable_and_dtype(input, "input", _FLOATS, layer)
     _check_size(layer, size, 4, input, "4 times the hidden size")
-    h_0, c_0 = _initial_state(layer, "h_0", h_0, h_width), _initial_state(layer, "c_0", c_0, size // 4)
+    h_0, c_0 = _initial_states(layer, [("h_0", h_0, h_width), ("c_0", c_0, size // 4)])
     if (h_0 is None) != (c_0 is None):
         raise ValueError(f"{layer}: h_0 and c_0 must be given together (or neither)")
     return size // 4, h_0, c_0
@@ -108,7 +112,7 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False, 
     assert not in_dygraph_mode(), "please use gru instead of dynamic_gru in dygraph mode!"
     check_variable_and_dtype(input, "input", _FLOATS, "dynamic_gru")
     _check_size("dynamic_gru", 3 * size, 3, input, "the hidden size")
-    h_0 = _initial_state("dynamic_gru", "h_0", h_0, size)
+    h_0, = _initial_states("dynamic_gru", [("h_0", h_0, size)])
     helper = LayerHelper("gru", input=input, param_attr=param_attr, bias_attr=bias_attr)
     dtype = helper.input_dtype()
     weight = helper.create_parameter(attr=helper.param_attr, shape=[size, 3 * size], dtype=dtype)

@@ -27,7 +27,8 @@ _GLOBAL_VAR_DTYPES = ("bool", "float16", "float32", "float64", "int8", "int16", 
 
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
-    """A global-block variable filled with ``value`` by the startup program."""
+    """A global-block variable filled with ``value`` (a number, or a one-element array) by the startup
+    program."""
     check_type(shape, "shape", (list, tuple, np.ndarray), "create_global_var")
     for item in shape:
         if not isinstance(item, (int, np.integer)) or isinstance(item, bool):
@@ -37,6 +38,8 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
     helper = LayerHelper("global_var", name=name)
     var = helper.create_global_variable(name=helper.name, shape=list(shape), dtype=dtype,
                                         persistable=persistable, stop_gradient=True)
+    if isinstance(value, np.ndarray) and value.size == 1:  # float() of one is a TypeError on numpy 2.4
+        value = value.item()
     helper.set_variable_initializer(var, Constant(value=float(value), force_cpu=force_cpu))
     return var
 

@@ -80,7 +80,7 @@ def _beam_search_decode_forward(ctx, attrs, step_ids, step_scores):
         raise ValueError("The size of Input(Ids) and Input(Scores) should be the same.")
     end = int(attrs["end_id"])
     steps = [(_host(i).reshape(-1), _host(s).reshape(-1), _offsets(lod)) for (i, lod), (s, _) in
-             zip(step_ids, step_scores)]
+             zip(_entries(step_ids, "Ids"), _entries(step_scores, "Scores"))]
     n_src = len(steps[0][2][0]) - 1
     hyps = [[] for _ in range(n_src)]  # per source: [word ids (reversed)], [scores], candidate row
     for ids, scores, (src_level, sent_level) in reversed(steps):
@@ -113,6 +113,11 @@ def _beam_search_decode_forward(ctx, attrs, step_ids, step_scores):
 def _prefix(sent_level, row):
     """The row of the step before that ``row`` extends (level 1 groups rows by it)."""
     return int(np.searchsorted(sent_level, row, side="right")) - 1
+
+
+def _entries(array, slot):
+    """(array, lod) of every step (a scope's LoDTensorArray answers ``entry`` as the ops' own arrays do)."""
+    return [array.entry(t, slot) for t in range(len(array))]
 
 
 def _offsets(lod):

@@ -20,9 +20,16 @@ import numpy as np
 from .registry import register_grad, register_op
 
 
-def _paths(attrs, w, label, table, code):
-    """(rows, bits, mask), each [N, L]: the weight row, the code bit and whether step j is on the path."""
+def _paths(attrs, x, w, label, table, code):
+    """(rows, bits, mask), each [N, L]: the weight row, the code bit and whether step j is on the path.
+
+    Sample i's label is the i-th element of Label read flat (a [N, k] Label gives its first N values), as
+    in fluid."""
     label = label.reshape(-1).astype(np.int64, copy=False)
+    if label.size < x.shape[0]:
+        raise ValueError(f"hierarchical_sigmoid: Input(Label) has {label.size} values, fewer than the "
+                         f"{x.shape[0]} rows of Input(X)")
+    label = label[:x.shape[0]]
     if table is None:
         n_class = attrs["num_classes"]
         bad = (label < 0) | (label >= n_class)
@@ -62,7 +69,7 @@ def _hsigmoid_forward(attrs, x, w, label, table, code, bias):
     if x.ndim != 2 or w.ndim != 2 or w.shape[1] != x.shape[1]:
         raise ValueError(f"hierarchical_sigmoid: Input(X) must be [N, D] and Input(W) [K, D], got "
                          f"{list(x.shape)} and {list(w.shape)}")
-    rows, bits, mask = _paths(attrs, w, label, table, code)
+    rows, bits, mask = _paths(attrs, x, w, label, table, code)
     z = np.einsum("nld,nd->nl", w[rows], x)
     if bias is not None:
         z += bias.reshape(-1)[rows]
@@ -75,7 +82,7 @@ def _hsigmoid_forward(attrs, x, w, label, table, code, bias):
 @register_grad("hierarchical_sigmoid", reads=("X", "W", "Label", "PathTable", "PathCode", "Bias", "PreOut"))
 def _hsigmoid_backward(attrs, ins, outs, douts, need):
     x, w, label, table, code, bias = ins
-    rows, bits, mask = _paths(attrs, w, label, table, code)
+    rows, bits, mask = _paths(attrs, x, w, label, table, code)
     g = np.where(mask, -np.expm1(-outs[1]) - bits, 0) * douts[0].reshape(-1, 1)  # sigmoid(z) - bit
     g = g.astype(x.dtype, copy=False)
     dx = np.einsum("nl,nld->nd", g, w[rows]) if need[0] else None

@@ -167,34 +167,46 @@ def _shape_forward(attrs, x):
     return np.array(x.shape, dtype=np.int32)
 
 
-# --- one_hot: ids [..., 1] -> [..., depth] ------------------------------------------------------------
-def _one_hot_infer(attrs, x):
+# --- one_hot: ids [..., 1] -> [..., depth] (depth_tensor, when given, holds the depth) --------------------
+def _one_hot_infer(attrs, x, depth_t):
     if len(x.shape) < 2:
         raise ValueError(f"Input(input) rank should be at least 2, but received input rank ({len(x.shape)}) "
                          "less than 2")
     if x.shape[-1] > 1 or x.shape[-1] == 0:
         raise ValueError(f"Last dimension of Input(input) should be 1, but received input Last dimension"
                          f"({x.shape[-1]}) != 1")
-    return (tuple(x.shape[:-1]) + (attrs["depth"],), convert_dtype(attrs["dtype"]))
+    return (tuple(x.shape[:-1]) + (-1 if depth_t is not None else attrs["depth"],), convert_dtype(attrs["dtype"]))
 
 
-@register_op("one_hot", inputs=("X",), outputs=("Out",), no_gradient=True, infer_shape=_one_hot_infer,
-             attrs={"depth": 1, "dtype": "float32", "allow_out_of_range": False})
-def _one_hot_forward(attrs, x):
-    _one_hot_infer(attrs, x)
-    return _one_hot_rows(attrs, x[..., 0])
+def _run_depth(attrs, depth_t):
+    """The depth: depth_tensor's single value when the op has one, else the attribute."""
+    if depth_t is None:
+        return attrs["depth"]
+    if depth_t.size != 1:
+        raise ValueError(f"Input(depth_tensor) must hold one value, but received shape {list(depth_t.shape)}")
+    return int(depth_t.reshape(-1)[0])
 
 
-@register_op("one_hot_v2", inputs=("X",), outputs=("Out",), no_gradient=True,
-             infer_shape=lambda attrs, x: (tuple(x.shape) + (attrs["depth"],), convert_dtype(attrs["dtype"])),
-             attrs={"depth": 1, "dtype": "float32", "allow_out_of_range": False})
-def _one_hot_v2_forward(attrs, x):
+_ONE_HOT_ATTRS = {"depth": 1, "dtype": "float32", "allow_out_of_range": False}
+
+
+@register_op("one_hot", inputs=("X", "depth_tensor"), outputs=("Out",), optional=("depth_tensor",),
+             no_gradient=True, infer_shape=_one_hot_infer, attrs=_ONE_HOT_ATTRS)
+def _one_hot_forward(attrs, x, depth_t):
+    _one_hot_infer(attrs, x, depth_t)
+    return _one_hot_rows(attrs, x[..., 0], _run_depth(attrs, depth_t))
+
+
+@register_op("one_hot_v2", inputs=("X", "depth_tensor"), outputs=("Out",), optional=("depth_tensor",),
+             no_gradient=True, attrs=_ONE_HOT_ATTRS,
+             infer_shape=lambda attrs, x, depth_t: (tuple(x.shape) + (-1 if depth_t is not None else attrs["depth"],),
+                                                    convert_dtype(attrs["dtype"])))
+def _one_hot_v2_forward(attrs, x, depth_t):
     """fluid.one_hot (1.8): ids of any shape, the depth axis appended."""
-    return _one_hot_rows(attrs, x)
+    return _one_hot_rows(attrs, x, _run_depth(attrs, depth_t))
 
 
-def _one_hot_rows(attrs, ids):
-    depth = attrs["depth"]
+def _one_hot_rows(attrs, ids, depth):
     if not attrs["allow_out_of_range"] and ids.size:
         if ids.min() < 0:
             raise ValueError(f"Illegal index value, Input(input) value should be at least 0, but received input "

@@ -196,7 +196,9 @@ def _flat2(x, n):
     return x.reshape(int(np.prod(x.shape[:n])), int(np.prod(x.shape[n:])))
 
 
-@register_op("mul", inputs=("X", "Y"), outputs=("Out",), attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
+@register_op("mul", inputs=("X", "Y"), outputs=("Out",),
+             attrs={"x_num_col_dims": 1, "y_num_col_dims": 1, "use_mkldnn": False, "scale_x": 1.0, "scale_y": [1.0],
+                    "scale_out": 1.0, "force_fp32_output": False},  # the last five: MKL-DNN's int8, kept only
              infer_shape=_mul_infer, share_lod={"Out": "X"}, grad_share_lod={})
 def _mul_forward(attrs, x, y):
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["InvalidArgumentError", "OpSpec", "register_op", "register_grad", "get_op_spec", "registered_ops", "array_module",
+__all__ = ["InvalidArgumentError", "OpSpec", "register_op", "register_grad", "get_op_spec", "op_type_hint", "registered_ops", "array_module",
            "same_as", "GRAD_SUFFIX", "grad_var_name", "COMMON_ATTRS", "OpRole", "EMPTY_VAR_NAME"]
 
 GRAD_SUFFIX = "@GRAD"
@@ -241,9 +241,13 @@ def get_op_spec(type):
     try:
         return _REGISTRY[type]
     except KeyError:
-        close = difflib.get_close_matches(type, list(_REGISTRY), n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"Operator {type!r} is not registered in minifluid.{hint}") from None
+        raise KeyError(f"Operator {type!r} is not registered in minifluid.{op_type_hint(type)}") from None
+
+
+def op_type_hint(type):
+    """`` Did you mean a, b?`` with the registered op types closest to ``type``, or ''."""
+    close = difflib.get_close_matches(type, list(_REGISTRY), n=3)
+    return f" Did you mean {', '.join(close)}?" if close else ""
 
 
 def registered_ops():

@@ -129,13 +129,14 @@ def _tensor_to_array_grad(attrs, x, grads):
 @register_op("tensor_array_to_tensor", inputs=("X",), outputs=("Out", "OutIndex"),
              attrs={"axis": 1, "use_stack": False})
 def _tensor_array_to_tensor_forward(attrs, arr):
-    """The entries concatenated (or stacked, ``use_stack``) along ``axis``; OutIndex: each one's size there."""
+    """The entries concatenated (or stacked, ``use_stack``) along ``axis``; OutIndex: each entry's size on
+    ``axis`` (stacked too, as fluid's kernel gives it)."""
     values = [arr.entry(t)[0] for t in range(len(arr))]
     if not values:
         raise ValueError("tensor_array_to_tensor: the array is empty")
     xp, axis = array_module(values[0]), attrs["axis"]
     out = xp.stack(values, axis=axis) if attrs["use_stack"] else xp.concatenate(values, axis=axis)
-    sizes = [1 if attrs["use_stack"] else v.shape[axis] for v in values]
+    sizes = [v.shape[axis] if axis < v.ndim else 1 for v in values]
     return out, np.array(sizes, dtype="int32")
 
 

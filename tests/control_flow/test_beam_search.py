@@ -3,6 +3,7 @@ pruning of finished sources, and backtracked sentences best first."""
 import numpy as np
 
 import minifluid as fluid
+from minifluid.op import Operator
 
 L = fluid.layers
 
@@ -73,3 +74,18 @@ def test_beam_search_decode_backtracks_each_hypothesis_best_first():
     assert np.array(got_ids).tolist() == [1, 5, 1, 4, 1, 8, 1, 9]  # per source, the best hypothesis first
     np.testing.assert_allclose(np.array(got_scores), [1, 0.6, 1, 0.4, 1, 1.2, 1, 1.0], rtol=1e-6)
     assert got_ids.recursive_sequence_lengths() == [[2, 2], [2, 2, 2, 2]]
+
+
+def test_beam_search_decode_reads_arrays_filled_through_the_scope():
+    """Steps appended as LoDTensors to ``scope.var(name).get_lod_tensor_array()`` decode as written ones do."""
+    scope = fluid.Scope()
+    arrays = {name: scope.var(name).get_lod_tensor_array() for name in ("ids", "scores")}
+    for data, lod in (([1, 1], [[1, 1], [1, 1]]), ([4, 5, 8, 9], [[1, 1], [2, 2]])):
+        for name, dtype in (("ids", "int64"), ("scores", "float32")):
+            values = data if name == "ids" else [{1: 1.0, 4: 0.4, 5: 0.6, 8: 1.2, 9: 1.0}[d] for d in data]
+            arrays[name].append(_lod(values, lod, dtype))
+    Operator("beam_search_decode", Ids="ids", Scores="scores", SentenceIds="sent", SentenceScores="sent_scores",
+             beam_size=2, end_id=9).run(scope, fluid.CPUPlace())
+    got = scope.find_var("sent").get_tensor()
+    assert np.array(got).tolist() == [1, 5, 1, 4, 1, 8, 1, 9]
+    assert got.recursive_sequence_lengths() == [[2, 2], [2, 2, 2, 2]]

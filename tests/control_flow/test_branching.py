@@ -69,3 +69,10 @@ def test_dygraph_runs_the_python_functions():
         assert out.numpy().tolist() == [12]
         flag = fluid.dygraph.to_variable(np.array([False]))
         assert L.cond(flag, lambda: 1, lambda: 2) == 2
+
+
+def test_dygraph_body_of_another_arity_is_a_value_error():
+    with fluid.dygraph.guard():
+        i = fluid.dygraph.to_variable(np.array([0], "int64"))
+        with pytest.raises(ValueError, match="body in while_loop should return the same arity"):
+            L.while_loop(lambda i: L.less_than(i, i + 1), lambda i: (i + 1, i + 2), [i])

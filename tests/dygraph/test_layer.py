@@ -29,7 +29,7 @@ def test_parameters_sublayers_and_names():
         names = [n for n, _ in net.named_parameters()]
         assert names == ["scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn._mean", "bn._variance",
                          "fc.weight", "fc.bias"]
-        assert [p.name for p in net.parameters()][:3] == ["net_0.w_0", "conv2_d_0.w_0", "conv2_d_0.b_0"]
+        assert [p.name for p in net.parameters()][:3] == ["net_0.w_0", "conv2d_0.w_0", "conv2d_0.b_0"]
         assert [type(s).__name__ for s in net.sublayers()] == ["Conv2D", "BatchNorm", "Pool2D", "Dropout", "Linear"]
         assert net.fc.weight.shape == [8, 3] and not net.fc.weight.stop_gradient and net.fc.weight.trainable
         assert not net.bn._mean.trainable
@@ -131,3 +131,22 @@ def test_map_style_loader_yields_eager_tensors_on_one_place():
             next(iter(two_places))
     x, y = next(iter(DatasetLoader(ds, batch_size=4, return_list=True)))
     assert isinstance(x, np.ndarray)  # static mode: arrays, as before
+
+
+def test_default_parameter_names_are_the_static_layers():
+    """A digit does not split a class name (Conv2D -> conv2d, as fluid): state saved by static layers loads by
+    parameter name into the dygraph ones."""
+    with fluid.program_guard(fluid.Program(), fluid.Program()), fluid.unique_name.guard():
+        img = fluid.data("img", [None, 2, 5, 5], "float32")
+        fluid.layers.conv2d(img, 3, 3)
+        fluid.layers.conv3d(fluid.data("vol", [None, 2, 4, 4, 4], "float32"), 2, 3)
+        fluid.layers.conv2d_transpose(img, 2, filter_size=3)
+        fluid.layers.prelu(img, "channel")
+        static = sorted(p.name for p in fluid.default_main_program().all_parameters())
+    with fluid.dygraph.guard():
+        layers = [Conv2D(2, 3, 3), fluid.dygraph.Conv3D(2, 2, 3), fluid.dygraph.Conv2DTranspose(2, 2, 3),
+                  fluid.dygraph.PRelu("channel", channel=2)]
+        dygraph = sorted(p.name for layer in layers for p in layer.parameters())
+        assert dygraph == static
+        assert "conv2d_0.w_0" in dygraph and "prelu_0.w_0" in dygraph and "conv3d_0.w_0" in dygraph
+        assert type(layers[2]).__name__ == "Conv2DTranspose" and layers[2].full_name() == "conv2d_transpose_0"

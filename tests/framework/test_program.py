@@ -3,6 +3,7 @@ import pytest
 
 import minifluid as fluid
 from minifluid.framework import graph
+from minifluid.framework.proto import framework_pb2 as pb
 
 
 def _mean_program():
@@ -97,6 +98,37 @@ def test_program_guard_restores_on_exit_and_on_exception():
     assert fluid.default_main_program() is main0 and fluid.default_startup_program() is start0
 
 
+def test_operator_idx_attr_names_and_the_op_of_its_output():
+    b = fluid.Program().global_block()
+    x, y = b.create_var(name="x", shape=[5, 10]), b.create_var(name="y", shape=[10, 8])
+    first, out = b.create_var(name="first", shape=[5, 8]), b.create_var(name="out", shape=[5, 8])
+    assert out.op is None
+    b.append_op(type="mul", inputs={"X": [x], "Y": y}, outputs={"Out": [first]})
+    mul = b.append_op(type="mul", inputs={"X": [x], "Y": y}, outputs={"Out": [out]}, attrs={"x_num_col_dims": 1})
+    assert (mul.idx, b.ops[0].idx, out.op, first.op) == (1, 0, mul, b.ops[0])
+    assert set(mul.attr_names) == {"x_num_col_dims", "y_num_col_dims", "use_mkldnn", "scale_x", "scale_y",
+                                   "scale_out", "force_fp32_output", "op_role", "op_role_var", "op_namescope",
+                                   "op_callstack", "op_device"}
+    assert (mul.attr_type("x_num_col_dims"), mul.attr_type("scale_y")) == (pb.INT, pb.FLOATS)  # fluid's AttrType
+    b._remove_op(0)
+    orphan = type(mul)(b, "mul", {"X": ["x"], "Y": ["y"]}, {"Out": ["out"]})  # made, never added to the block
+    with pytest.raises(ValueError, match="Can't find op itself in it's block"):
+        orphan.idx
+    assert mul.idx == 0 and first.op is None
+
+
+def test_to_string_throw_on_error_names_a_variable_never_typed():
+    p = fluid.Program()
+    b = p.global_block()
+    untyped, written = b.create_var(name="t", shape=[0, 1]), b.create_var(name="w")
+    b.append_op("fill_constant", outputs={"Out": [written]}, attrs={"shape": [1], "value": 1.0})
+    assert "var t" in p.to_string(False)
+    with pytest.raises(ValueError, match=r"blocks\[0\]\.vars \['t'\]: type\.lod_tensor\.tensor\.data_type are not"):
+        p.to_string(True)
+    untyped.desc.set_dtype("float32")
+    assert "var w" in p.to_string(True)
+
+
 def test_to_string_is_readable():
     main, *_ = _mean_program()
     text = str(main)
@@ -107,8 +139,10 @@ def test_to_string_is_readable():
 def test_unknown_op_and_bad_slots_are_clear():
     b = fluid.Program().global_block()
     x = b.create_var("x", [1])
-    with pytest.raises(KeyError, match="not registered.*Did you mean"):
+    with pytest.raises(ValueError, match='Operator "elementwise_ad" has not been registered. Did you mean'):
         b.append_op("elementwise_ad", {"X": x, "Y": x}, {"Out": x})
+    with pytest.raises(ValueError, match="^`type` to initialized an Operator can not be None.$"):
+        b.append_op()
     with pytest.raises(ValueError, match="no input slot"):
         b.append_op("scale", {"Z": x}, {"Out": x})
     with pytest.raises(ValueError, match="no attribute 'scal'"):

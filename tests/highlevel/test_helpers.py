@@ -75,13 +75,25 @@ def test_parallel_executor_feed_dict_and_share_vars_from(monkeypatch):
         fluid.ParallelExecutor(False, main_program=main, share_vars_from=object())
 
 
-def test_get_places(monkeypatch):
+def _places_of(monkeypatch, **kwargs):
+    """The value the get_places op gives, run on a CPUPlace with CPU_NUM=3."""
     monkeypatch.setenv("CPU_NUM", "3")
-    with pytest.warns(DeprecationWarning, match="get_places is deprecated"):
-        places = fluid.layers.device.get_places(device_type="CPU")
-    assert len(places) == 3 and all(isinstance(p, fluid.CPUPlace) for p in places)
-    with pytest.warns(DeprecationWarning):
-        assert len(fluid.layers.get_places(device_count=2, device_type="CPU")) == 2
+    main = fluid.Program()
+    with fluid.program_guard(main), pytest.warns(DeprecationWarning, match="get_places is deprecated"):
+        places = fluid.layers.device.get_places(**kwargs)
+    assert places.type == fluid.core.VarDesc.VarType.PLACE_LIST
+    assert [op.type for op in main.global_block().ops] == ["get_places"]
+    places.persistable = True  # kept in the scope after the run
+    scope = fluid.Scope()
+    fluid.Executor(fluid.CPUPlace()).run(main, scope=scope)
+    return scope.find_var(places.name).value()
+
+
+def test_get_places_is_a_place_list_variable_filled_when_the_program_runs(monkeypatch):
+    assert _places_of(monkeypatch, device_type="CPU") == [fluid.CPUPlace()] * 3
+    assert _places_of(monkeypatch) == [fluid.CPUPlace()] * 3  # AUTO: the Executor's place
+    got = _places_of(monkeypatch, device_count=2, device_type="CPU")
+    assert len(got) == 2 and all(isinstance(p, fluid.CPUPlace) for p in got)
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="'TPU'"):
         fluid.layers.get_places(device_type="TPU")
 

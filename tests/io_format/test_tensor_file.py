@@ -138,3 +138,11 @@ def test_missing_file_and_shape_mismatch_messages(tmp_path):
     (tmp_path / "w").write_bytes(tensor_to_bytes(np.zeros((2, 3), "float64")))
     with pytest.raises(RuntimeError, match="'w' is float32 in the program but float64 in"):
         fluid.io.load_vars(fluid.Executor(), str(tmp_path), main, vars=made, scope=fluid.Scope())
+
+
+@pytest.mark.parametrize("vars", [None, "vars"])
+def test_load_and_save_vars_refuse_a_main_program_that_is_not_one(tmp_path, vars):
+    """fluid checks main_program whether or not ``vars`` are given (a TypeError before any file is read)."""
+    for call in (fluid.io.load_vars, fluid.io.save_vars):
+        with pytest.raises(TypeError, match="expected type is fluid.Program, but received <class 'str'>"):
+            call(fluid.Executor(), str(tmp_path / "none"), main_program="program", vars=vars)

@@ -178,6 +178,18 @@ def test_increment_counts_in_place():
     assert got.tolist() == [6]
 
 
+def test_create_global_var_takes_a_one_element_array():
+    """float() of a [1] array is a TypeError on numpy 2.4; fluid's scripts pass np.random.randn(1)."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        var = L.create_global_var([2], np.array([1.5]), "float32", persistable=True)
+    scope = fluid.Scope()
+    fluid.Executor(fluid.CPUPlace()).run(startup, scope=scope)
+    assert np.array(scope.find_var(var.name).get_tensor()).tolist() == [1.5, 1.5]
+    var._set_info("note", [1])  # fluid's per-variable notes
+    assert var._get_info("note") == [1] and var._get_info("other") is None
+
+
 def test_manipulation_errors_are_fluids():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         x = fluid.data("x", [None, 3, 5])

@@ -1,4 +1,5 @@
-"""fluid.one_hot (fluid 1.8's input.py, op one_hot_v2): ids of any shape, the depth axis appended."""
+"""fluid.one_hot (fluid 1.8's input.py, op one_hot_v2): ids of any shape, the depth axis appended; and both
+one_hots' Variable depth (the depth_tensor input)."""
 import numpy as np
 import pytest
 
@@ -31,5 +32,26 @@ def test_bad_inputs_name_what_was_expected():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         with pytest.raises(TypeError, match="one_hot_v2"):
             fluid.one_hot(fluid.data("f", [None], "float32"), 3)
-        with pytest.raises(TypeError, match="depth must be an int"):
+        with pytest.raises(TypeError, match="The type of 'depth' in one_hot_v2 must be"):
             fluid.one_hot(fluid.data("i", [None], "int64"), 2.5)
+
+
+@pytest.mark.parametrize("layer, ids", [(fluid.layers.one_hot, [[1], [3], [0]]), (fluid.one_hot, [1, 3, 0])])
+def test_a_variable_depth_is_read_when_the_op_runs(layer, ids):
+    main, startup = fluid.Program(), fluid.Program()
+    ids = np.array(ids, np.int64)
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None] + list(ids.shape[1:]), "int64")
+        depth = fluid.data("depth", [1], "int32")
+        out = layer(x, depth)
+    assert out.shape == (-1, -1) and depth.stop_gradient
+    op = main.global_block().ops[-1]
+    assert op.type in ("one_hot", "one_hot_v2") and op.input("depth_tensor") == ["depth"]
+    exe = fluid.Executor(fluid.CPUPlace())
+    got, = exe.run(main, feed={"x": ids, "depth": np.array([5], np.int32)}, fetch_list=[out])
+    np.testing.assert_array_equal(got, np.eye(5, dtype=np.float32)[[1, 3, 0]])
+    with pytest.raises(ValueError, match=r"received input \(3\) not less than depth \(2\)"):
+        exe.run(main, feed={"x": ids, "depth": np.array([2], np.int32)}, fetch_list=[out])
+    with fluid.dygraph.guard():
+        eager = layer(fluid.dygraph.to_variable(ids), fluid.dygraph.to_variable(np.array([4])))
+        np.testing.assert_array_equal(eager.numpy(), np.eye(4, dtype=np.float32)[[1, 3, 0]])

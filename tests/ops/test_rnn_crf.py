@@ -81,6 +81,10 @@ def test_lstm_layers_check_their_arguments():
             fluid.layers.dynamic_lstm(x, 12, h_0=h0, c_0=h0)
         with pytest.raises(TypeError, match="'input' in dynamic_gru must be"):
             fluid.layers.dynamic_gru(fluid.layers.data("i", [3], dtype="int64", lod_level=1), 1)
+        wide_h0 = fluid.layers.data("wide_h0", [4], dtype="float32")
+        with pytest.raises(TypeError, match="'c_0' in dynamic_lstmp must be"):  # every dtype before any shape
+            fluid.layers.dynamic_lstmp(x, 12, proj_size=2, h_0=wide_h0,
+                                       c_0=fluid.layers.data("c_i32", [3], dtype="int32"))
         proj, cell = fluid.layers.dynamic_lstmp(x, 12, proj_size=2)
         names = {p.name: p.shape for p in fluid.default_main_program().global_block().all_parameters()}
         assert names == {"lstmp_0.w_0": (2, 12), "lstmp_0.w_1": (3, 2), "lstmp_0.b_0": (1, 21)}

@@ -90,6 +90,25 @@ def test_hsigmoid_label_out_of_range_is_named():
         exe.run(main, feed={"x": np.ones((2, 3), "float32"), "label": np.array([[1], [4]])}, fetch_list=[cost])
 
 
+def test_hsigmoid_reads_the_first_n_labels_of_a_wider_label():
+    """A [N, k] Label gives sample i the i-th value read flat, as fluid's kernel does; too few is an error."""
+    main, startup = _programs()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 3])
+        label = fluid.data("label", [None, 2], dtype="int64")
+        cost = fluid.layers.hsigmoid(x, label, num_classes=4)
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": np.arange(6, dtype="float32").reshape(2, 3) / 6, "label": np.array([[3, 1], [2, 0]])}
+    got, = exe.run(main, feed=feed, fetch_list=[cost], scope=scope)
+    w, b = (np.array(scope.find_var(f"hierarchical_sigmoid_0.{n}").get_tensor()) for n in ("w_0", "b_0"))
+    expected, _ = hsigmoid_ref(feed["x"].astype("float64"), w, np.array([[3], [1]]), 4, b)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"Input\(Label\) has 2 values, fewer than the 3 rows of Input\(X\)"):
+        exe.run(main, feed={"x": np.ones((3, 3), "float32"), "label": np.array([[1, 2]])}, fetch_list=[cost],
+                scope=scope)
+
+
 def _op_outputs(main, op_type, *slots):
     op = next(op for op in main.global_block().ops if op.type == op_type)
     return [op.output(s)[0] for s in slots]

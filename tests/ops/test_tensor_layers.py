@@ -384,6 +384,10 @@ def test_random_layers():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         with pytest.raises(ValueError, match="randint's low must less then high, but received low = 3, high = 3"):
             L.randint(3, 3)
+        with pytest.raises(AssertionError, match=r"The size of argument\(shape\) can't be zero"):
+            L.randn([])
+        with pytest.raises(ValueError, match=r"randn: 'shape' must be a list of positive ints, got \[2, 0\]"):
+            L.randn([2, 0])
         with pytest.raises(ValueError, match="The input n should be greater than 0 in randperm op"):
             L.randperm(0)
         with pytest.raises(ValueError, match="The shard_id\\(2\\) should be in \\[0, 2\\)"):
