@@ -6,6 +6,7 @@ from .dygraph.op_functions import Layer, VarBase, ops
 from .executor.scope import Scope
 from .lod_tensor import LoDTensor, LoDTensorArray
 from .selected_rows import SelectedRows
+from .framework.proto import framework_pb2 as _pb
 from .framework.variable import VarType
 from .inference_api import NativeConfig, PaddleBuf, PaddleDType, PaddleTensor, create_paddle_predictor
 from .ops.registry import EMPTY_VAR_NAME, OpRole, registered_ops
@@ -15,8 +16,8 @@ EnforceNotMet = RuntimeError
 """fluid's C++ enforcement error. minifluid's runtime errors are RuntimeErrors (a failing reader's
 ``ReaderKilledError`` too), so ``except core.EnforceNotMet`` catches what fluid's would."""
 
-__all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "Layer", "LoDTensor",
-           "LoDTensorArray", "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope",
+__all__ = ["AttrType", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EOFException", "EnforceNotMet", "Layer",
+           "LoDTensor", "LoDTensorArray", "NativeConfig", "PaddleBuf", "PaddleDType", "PaddleTensor", "Place", "Scope",
            "SelectedRows", "VarBase", "VarDesc", "create_paddle_predictor", "empty_var_name", "get_cuda_device_count",
            "get_grad_op_desc", "globals", "grad_var_suffix", "has_grad_op_maker", "has_infer_inplace",
            "is_compiled_with_cuda", "is_float16_supported", "op_proto_and_checker_maker", "op_support_gpu", "ops"]
@@ -88,6 +89,15 @@ def op_support_gpu(op_type):
 
 def is_float16_supported(place):
     return False
+
+
+class AttrType:
+    """fluid's ``core.AttrType``: the kinds of op attribute a program file stores, as ``op.desc.attr_type(name)``
+    gives them (``core.AttrType.INT``, ``FLOAT``, ``STRING``, ``INTS``, ... ``BOOLEAN``, ``LONG``)."""
+
+
+for _name, _value in _pb.AttrType.items():
+    setattr(AttrType, _name, _value)
 
 
 class VarDesc:

@@ -251,10 +251,11 @@ Paddle 1.8.5's static-graph API tests (helper staticmisc): BuildStrategy's optio
 attr_type and Variable.op, one_hot's depth_tensor, LoDTensorArray's entry protocol for scope-filled arrays,
 tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,659 with
 main's 32,435.
+core.AttrType raises it by 4: to 32,663.
 Gradients of gradients (ops/double_grad.py: elementwise mul / add / sub, reduce_sum / reduce_mean / mean and scale
 grad ops with their own gradients, and the refusal of the others), test clones dropping gradient blocks
 (Program._drop_backward_leftovers), float loop counters that get gradients and replicas starting their tensor
-arrays empty raise it by 100: to 32,759 with the 224 above (32,659).
+arrays empty raise it by 100: to 32,763 with main's 32,663.
 """
 import ast
 import io
@@ -265,7 +266,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_759
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_763
 
 
 def code_lines(path):

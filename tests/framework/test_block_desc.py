@@ -102,3 +102,14 @@ def test_batch_norm_refuses_an_integer_input():
         x = fluid.data("x", [2, 3, 4, 4], dtype="int32")
         with pytest.raises(TypeError, match="batch_norm"):
             fluid.layers.batch_norm(x)
+
+
+def test_an_op_desc_names_its_attribute_kinds_with_core_attr_type():
+    prog = fluid.Program()
+    with fluid.program_guard(prog):
+        x = fluid.data("x", [2, 3])
+        fluid.layers.scale(fluid.layers.mul(x, fluid.layers.create_parameter([3, 4], "float32")), 2.0)
+    mul, scale = prog.global_block().ops[-2:]
+    assert mul.desc.attr_type("x_num_col_dims") == core.AttrType.INT == 0
+    assert scale.desc.attr_type("scale") == core.AttrType.FLOAT and scale.desc.attr_type("bias_after_scale") == \
+        core.AttrType.BOOLEAN
