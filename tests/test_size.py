@@ -256,6 +256,7 @@ Gradients of gradients (ops/double_grad.py: elementwise mul / add / sub, reduce_
 grad ops with their own gradients, and the refusal of the others), test clones dropping gradient blocks
 (Program._drop_backward_leftovers), float loop counters that get gradients and replicas starting their tensor
 arrays empty raise it by 100: to 32,763 with main's 32,663.
+Adam's betas in the parameter's precision raise it by 1: to 32,764.
 """
 import ast
 import io
@@ -266,7 +267,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_763
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 32_764
 
 
 def code_lines(path):
