@@ -91,7 +91,7 @@ class _Walk:
         req = {n for n in seeds if self._differentiable(n)}
         for op in self.ops:
             spec = get_op_spec(op.type)
-            if not spec.differentiates(op):
+            if not spec.differentiates(op) and spec.forward is None:  # a grad op without one: plan() refuses it
                 continue
             if any(n in req for slot, names in op.inputs.items() if slot not in spec.no_grad_inputs
                    for n in names):
@@ -105,7 +105,13 @@ class _Walk:
         steps = []
         for op in reversed(self.ops):
             spec = get_op_spec(op.type)
-            if not spec.differentiates(op) or not any(n in has_grad for n in op.output_arg_names):
+            if not any(n in has_grad for n in op.output_arg_names):
+                continue
+            if not spec.differentiates(op):
+                if spec.forward is not None and any(n in req for n in op.input_arg_names):
+                    raise NotImplementedError(
+                        f"The gradient of {op.type!r} (a gradient op of an earlier backward pass) is not supported: "
+                        f"a gradient of a gradient flows only through {_grad_of_grad_ops()}")
                 continue
             need = {}
             for slot in spec.inputs:
@@ -245,6 +251,11 @@ class _Walk:
         return zname
 
 
+def _grad_of_grad_ops():
+    from .ops.registry import registered_ops  # noqa: PLC0415 - the error path only
+    return ", ".join(sorted(t for t, spec in registered_ops().items() if spec.forward is not None and spec.has_grad))
+
+
 class _GradNames:
     """What a grad-op builder is told: ``output(slot)`` names the gradients of the forward op's outputs
     (None where one has none), ``input(slot)`` the variables for its inputs' gradients (EMPTY_VAR_NAME
@@ -347,12 +358,15 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
 
 
 def _open_leaves(block):
-    """Variables whose ``stop_gradient`` was set False that no op of ``block`` with a gradient writes (a data
-    variable a user wants the gradient of, or a ``fill_constant`` output made differentiable, as fluid gives
-    them: the layers of ops without a gradient set ``stop_gradient``); parameters are seeded separately."""
+    """Variables whose ``stop_gradient`` was set False that are read before any op of ``block`` with a
+    gradient writes them (a data variable a user wants the gradient of, even when a loop then advances it
+    in place, or a ``fill_constant`` output made differentiable, as fluid gives them: the layers of ops
+    without a gradient set ``stop_gradient``); parameters are seeded separately."""
     blocks = _enclosing(block)
-    written = {n for b in blocks for op in b.ops if get_op_spec(op.type).differentiates(op)
-               for n in op.output_arg_names}
+    written = set()
+    for op in (op for b in blocks for op in b.ops):
+        if get_op_spec(op.type).differentiates(op):
+            written.update(n for n in op.output_arg_names if n not in op.input_arg_names or n in written)
     return {name for b in blocks for name, v in b.vars.items()
             if not v.stop_gradient and name not in written and type(v) is Variable}
 

@@ -16,7 +16,7 @@ NOTE [ What a gradient block can and cannot follow ]
   refused (compute every gradient in one ``fluid.gradients`` call).
 * A float tensor that the block both reads and overwrites (state carried in a plain variable) would need
   every step's old value: building its gradient is refused with a message saying to carry it in a tensor
-  array.
+  array. A float counter the block only advances by ``increment`` is no such state: it is stepped back.
 """
 from .backward import EMPTY_VAR_NAME, _Walk
 from .framework.block import Block
@@ -47,6 +47,17 @@ def outer_reads_and_writes(block):
 
 def _is_array(var):
     return var is not None and var.type == VarType.LOD_TENSOR_ARRAY
+
+
+def _counters(block):
+    """Outside variables that the ops of ``block`` write only by an in-place ``increment``: loop counters,
+    stepped back by the gradient block (see the NOTE), never state whose old values are lost."""
+    written_otherwise = {n for op in block.ops if not _is_counter_step(op, block) for n in op.output_arg_names}
+    return {op.inputs["X"][0] for op in block.ops if _is_counter_step(op, block)} - written_otherwise
+
+
+def _is_counter_step(op, block):
+    return op.type == "increment" and op.inputs["X"] == op.outputs["Out"] and op.inputs["X"][0] not in block.vars
 
 
 def _builder(grad_type, in_slot, scopes_slot):
@@ -85,7 +96,8 @@ def _builder(grad_type, in_slot, scopes_slot):
         while not (req & set(reads)) <= seeds:  # state carried round the loop: one more pass
             seeds |= req & set(reads)
             req = walk.requires_grad(seeds)
-        carried = [n for n in reads if n in writes and n in req and not _is_array(walk._var(n))]
+        counted = _counters(fwd)
+        carried = [n for n in reads if n in writes and n in req and not _is_array(walk._var(n)) and n not in counted]
         if carried:
             raise NotImplementedError(
                 f"Cannot build the gradient of {op.type!r}: its block reads and overwrites the float variable(s) "
@@ -113,8 +125,7 @@ def _builder(grad_type, in_slot, scopes_slot):
         for fop in reversed(walk.ops):
             if id(fop) in steps:
                 walk.emit(fop, steps[id(fop)])
-            elif fop.type == "increment" and fop.inputs["X"] == fop.outputs["Out"] and \
-                    fop.inputs["X"][0] not in fwd.vars:  # a loop counter: step it back (see the NOTE)
+            elif _is_counter_step(fop, fwd):  # a loop counter: step it back (see the NOTE)
                 walk._append("increment", {"X": fop.inputs["X"]}, {"Out": fop.inputs["X"]},
                              {"step": -float(fop.attrs["step"])})
                 counters.append(fop.inputs["X"][0])

@@ -252,10 +252,15 @@ attr_type and Variable.op, one_hot's depth_tensor, LoDTensorArray's entry protoc
 tensor_array_to_tensor in dygraph, hsigmoid's wide Label and fluid's error types raise it by 224: to 32,659 with
 main's 32,435.
 core.AttrType raises it by 4: to 32,663.
+Gradients of gradients (ops/double_grad.py: elementwise mul / add / sub, reduce_sum / reduce_mean / mean and scale
+grad ops with their own gradients, and the refusal of the others), test clones dropping gradient blocks
+(Program._drop_backward_leftovers), float loop counters that get gradients and replicas starting their tensor
+arrays empty raise it by 100: to 32,763 with main's 32,663.
+Adam's betas in the parameter's precision raise it by 1: to 32,764.
 The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_concat, fusion_seqpool_cvm_concat,
-fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,813.
+fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,914.
 The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fusion_gru, fused_embedding_fc_lstm,
-attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 33,013 with main's 32,663.
+attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 33,114 with main's 32,764.
 """
 import ast
 import io
@@ -266,7 +271,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_013
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_114
 
 
 def code_lines(path):

@@ -31,7 +31,7 @@ from ..places import cpu_places, cuda_places, non_empty_places
 from . import timing as _timing
 from .build_strategy import BuildStrategy, ExecutionStrategy
 from .context import Frame
-from .executor import _fetch_value, compile_ops, declare, persistable_names, resolve_feeds_and_fetches
+from .executor import _fetch_value, compile_ops, declare, persistable_names, resolve_feeds_and_fetches, start_arrays
 from .feed_fetch import convert_feed_value, feed_into, fetch_names, split_feed
 
 __all__ = ["CompiledProgram", "BuildStrategy", "ExecutionStrategy"]
@@ -70,6 +70,9 @@ def _build_parallel_plan(program, feed_names, fetch_list_names):
     plan.branch_optimizer = any(_optimizes(op.attrs["sub_block"]) for op in block.ops
                                 if isinstance(op.attrs.get("sub_block"), Block))
     plan.compute = compile_ops(compute_ops, lod_names=feed_names, fed=frozenset(feed_names))  # any fed name may
+    start = start_arrays(block)  # each replica's run starts the block's tensor arrays empty, as a Program's does
+    if start is not None:
+        plan.compute.insert(0, start)
     plan.optimize = compile_ops(optimize_ops, lod_names=(), fed=frozenset(feed_names))  # carry LoD on a place
     plan.fetches = fetch_list_names
     plan.persistables, plan.declared_in = persistable_names(block), weakref.WeakSet()

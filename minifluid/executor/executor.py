@@ -53,7 +53,7 @@ from .feed_fetch import (FeedSpec, feed_into, fetch_names, forget_lod, lod_feed_
                          warn_unknown_feed)
 from .scope import global_scope
 
-__all__ = ["Executor", "build_plan", "compile_ops", "Plan", "resolve_feeds_and_fetches"]
+__all__ = ["Executor", "build_plan", "compile_ops", "Plan", "resolve_feeds_and_fetches", "start_arrays"]
 
 
 class Plan:
@@ -341,12 +341,9 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
         keep = set(feed_names) | set(fetch_list_names) | {name for op in block.ops if op.type in FEED_FETCH_OPS
                                                            for name in op.input_arg_names + op.output_arg_names}
         steps = [_freeing(step, dead) if dead else step for step, dead in zip(steps, _dead_after(block, ops, keep))]
-    arrays = [name for name, var in block.vars.items() if var.type == "LOD_TENSOR_ARRAY" and not var.persistable]
-    if arrays:  # each run of a block starts its tensor arrays empty (ops/tensor_array.py)
-        def start_arrays(env, lods):
-            for name in arrays:
-                env[name] = TensorArray()
-        steps.insert(0, start_arrays)
+    start = start_arrays(block)
+    if start is not None:
+        steps.insert(0, start)
     # persistable values are updated in place by optimizer kernels: fetch a copy of those
     fetches = tuple((name, bool(getattr(block._find_var_recursive(name), "persistable", False)))
                     for name in fetch_list_names)
@@ -355,6 +352,18 @@ def build_plan(program, feed_names, fetch_list_names, block_idx=0, to_device=Non
     if block_idx == 0:
         plan.persistables = persistable_names(block)
     return plan
+
+
+def start_arrays(block):
+    """The step that starts each run of ``block`` with its tensor arrays empty (ops/tensor_array.py), or None."""
+    arrays = [name for name, var in block.vars.items() if var.type == "LOD_TENSOR_ARRAY" and not var.persistable]
+    if not arrays:
+        return None
+
+    def start(env, lods):
+        for name in arrays:
+            env[name] = TensorArray()
+    return start
 
 
 def persistable_names(block):

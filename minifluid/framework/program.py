@@ -107,8 +107,8 @@ class Program:
         """Deep copy. ``for_test=True`` sets ``is_test`` where an op has it and drops the backward,
         optimizer and learning-rate-schedule ops (as fluid's prune_backward does), keeping forward
         and read ops: running the test program does not advance the schedule's step counter. When ops
-        went, so do the variables no remaining op names (gradients, accumulators, the learning rate), so
-        a test clone taken after ``minimize`` equals one taken before it."""
+        went, so do the gradient blocks and the variables no remaining op of their block names (gradients,
+        accumulators, the learning rate), so a test clone taken after ``minimize`` equals one taken before it."""
         p = copy.deepcopy(self)
         if for_test:
             p._is_test = True
@@ -121,12 +121,33 @@ class Program:
                 for op in block.ops:
                     if "is_test" in get_op_spec(op.type).attrs:
                         op.attrs["is_test"] = True
-            if dropped:  # as fluid's prune_backward: only the variables the remaining ops name stay
-                named = {n for block in p.blocks for op in block.ops for n in op.input_arg_names + op.output_arg_names}
-                for block in p.blocks:
-                    block.vars = {name: var for name, var in block.vars.items() if name in named}
+            if dropped:
+                p._drop_backward_leftovers()
         p._version = 0
         return p
+
+    def _drop_backward_leftovers(self):
+        """After the backward ops went (``clone(for_test=True)``), as fluid's prune_backward: a block left
+        without ops (a gradient block) goes and the others are renumbered; a block keeps only the variables
+        its own ops name. An op running a block (``while``, ``conditional_block``) no longer names what only
+        the gradient and optimizer ops inside it used (fluid builds those in a block of their own)."""
+        for block in reversed(self.blocks):  # inner blocks first: a block's names include its ops' sub-blocks'
+            for op in block.ops:
+                sub = op.attrs.get("sub_block")
+                if isinstance(sub, Block):  # the op names only what its block's remaining ops use
+                    used = _names_used(sub)
+                    for slots in (op.inputs, op.outputs):
+                        for slot in ("X", "Input", "Out"):
+                            if slot in slots:
+                                slots[slot] = [n for n in slots[slot] if n in used]
+        kept = [b for b in self.blocks if b.ops or b.idx == 0]
+        new_idx = {b.idx: k for k, b in enumerate(kept)}
+        for k, block in enumerate(kept):
+            block.idx, block.parent_idx = k, new_idx.get(block.parent_idx, -1)
+            named = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+            block.vars = {name: var for name, var in block.vars.items() if name in named}
+        self.blocks = kept
+        self.current_block_idx = 0
 
     def __deepcopy__(self, memo):
         new = Program.__new__(Program)
@@ -253,3 +274,14 @@ def program_guard(main_program, startup_program=None):
         switch_main_program(old_main)
         if startup_program is not None:
             switch_startup_program(old_startup)
+
+
+def _names_used(block):
+    """The variable names the ops of ``block`` and of the blocks they run name."""
+    names = set()
+    for op in block.ops:
+        names.update(op.input_arg_names + op.output_arg_names)
+        sub = op.attrs.get("sub_block")
+        if isinstance(sub, Block):
+            names |= _names_used(sub)
+    return names

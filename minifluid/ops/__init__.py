@@ -24,5 +24,6 @@ from . import roi  # noqa: F401  (roi_pool, roi_align, psroi_pool, prroi_pool)
 from . import deformable, roi_perspective, yolo  # noqa: F401  (deformable conv and ROI pooling; YOLOv3)
 from . import tree_conv  # noqa: F401  (TBCNN's tree convolution)
 from . import fused_elemwise, fused_embedding, partial, rank_attention, shuffle_batch, text_match  # noqa: F401
+from . import double_grad  # noqa: F401  (gradients of grad ops)
 
 __all__ = ["registry"]

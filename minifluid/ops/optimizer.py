@@ -120,6 +120,9 @@ def _adam_forward(attrs, param, grad, lr, m1, m2, beta1_pow, beta2_pow, beta1_t,
     xp, tmp = array_module(param), _scratch(param)
     b1 = attrs["beta1"] if beta1_t is None else _beta_tensor("Beta1Tensor", beta1_t)
     b2 = attrs["beta2"] if beta2_t is None else _beta_tensor("Beta2Tensor", beta2_t)
+    # the betas in the parameter's precision, as fluid's kernel holds them (1 - beta is then exact): a float32
+    # moment update rounds as fluid's does
+    b1, b2 = float(param.dtype.type(b1)), float(param.dtype.type(b2))
     eps = attrs["epsilon"]
     b1p, b2p = _scalar(beta1_pow), _scalar(beta2_pow)
     lr_t = _scalar(lr) * math.sqrt(1.0 - b2p) / (1.0 - b1p)

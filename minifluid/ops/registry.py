@@ -220,7 +220,7 @@ def register_grad(type, builder=False, reads=None, when=None, eager=None, out_gr
             duplicable=dup | frozenset(grad_var_name(s) for s in dup),
             optional=frozenset(fwd.inputs + fwd.outputs) | frozenset(grad_var_name(s) for s in fwd.outputs),
             source=site, forward=fwd, context=fwd.context,
-            share_lod=fwd.grad_share_lod)
+            share_lod=fwd.grad_share_lod or ())  # None: a grad op's own gradient
         return fn
     return deco
 

@@ -133,3 +133,28 @@ def test_gradient_of_state_kept_in_a_plain_variable_is_refused_with_the_way_out(
         with pytest.raises(NotImplementedError, match=f"overwrites the float variable\\(s\\) \\['{h.name}'\\].*"
                                                       "tensor array"):
             fluid.backward.append_backward(L.reduce_sum(h))
+
+
+def test_a_differentiable_float_counter_a_loop_advances_gets_its_gradient():
+    """``i`` fed with stop_gradient False and advanced in place by the loop's ``increment``: it is still a
+    leaf of the program (the loop reads it first), so ``i@GRAD`` exists, and the counter is no carried
+    state (the gradient block steps it back) so the loop's gradient builds."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        i = fluid.data("i", [1], "float32")
+        i.stop_gradient = False
+        limit = fluid.layers.fill_constant([1], "float32", 11.0)
+        x = fluid.data("x", [1], "float32")
+        x.stop_gradient = False  # the loop overwrites it: its gradient flows to the square that step made
+
+        def body(i, x):
+            return [fluid.layers.increment(i), fluid.layers.elementwise_mul(i, i)]
+        out = fluid.layers.while_loop(lambda i, x: fluid.layers.less_than(i, limit), body, [i, x])
+        loss = fluid.layers.mean(out[1])
+        fluid.backward.append_backward(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    for start in (1.0, 3.5):  # each step squares the advanced counter: the last square is of 11 or 11.5
+        value, grad = exe.run(main, feed={"i": np.array([start], "float32"), "x": np.ones(1, "float32")},
+                              fetch_list=[loss, i.grad_name])
+        last = start + np.ceil(11 - start)
+        assert value[0] == last ** 2 and grad[0] == 2 * last  # d last**2 / d start: the counter carries on

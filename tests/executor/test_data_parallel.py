@@ -171,3 +171,28 @@ def test_plain_feeds_after_a_lod_feed_in_the_same_scope():
     cp = fluid.CompiledProgram(main).with_data_parallel(places=fluid.cpu_places(2))
     got = exe.run(cp, feed={"x": np.arange(4).reshape(4, 1).astype("int64")}, fetch_list=[x], scope=scope)[0]
     assert got.ravel().tolist() == [0, 1, 2, 3]  # the scope's stale LoD of x is not the replicas'
+
+
+def test_a_replica_starts_its_tensor_arrays_empty_like_a_program_run():
+    """A StaticRNN's backward reads the arrays of gradients declared in block 0: each replica's run must
+    start them empty, as Executor.run does, or the first grad op finds no array."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.layers.data("x", [3, 2, 4], append_batch_size=False)
+        x.stop_gradient = False
+        rnn = fluid.layers.StaticRNN()
+        with rnn.step():
+            h_pre = rnn.memory(shape=[-1, 4], batch_ref=x, init_value=0.0, ref_batch_dim_idx=1)
+            h = fluid.layers.scale(fluid.layers.elementwise_add(h_pre, rnn.step_input(x)), 0.5)
+            rnn.update_memory(h_pre, h)
+            rnn.output(h)
+        loss = fluid.layers.mean(rnn())
+        fluid.backward.append_backward(loss)
+    feed = {"x": np.random.RandomState(0).rand(3, 2, 4).astype("float32")}
+    exe = fluid.Executor(fluid.CPUPlace())
+    want, = exe.run(main, feed=feed, fetch_list=["x@GRAD"])
+    compiled = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=fluid.cpu_places(1))
+    for _ in range(2):
+        got, = exe.run(compiled, feed=feed, fetch_list=["x@GRAD"])
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(want[2], np.full((2, 4), 0.5 / 24), rtol=1e-6)  # the last step: d mean / d x_T

@@ -286,3 +286,45 @@ def test_a_test_clone_taken_after_minimize_equals_one_taken_before():
     assert [op.type for op in after.global_block().ops] == [op.type for op in before.global_block().ops]
     assert sorted(after.global_block().vars) == sorted(before.global_block().vars)  # no gradients, moments, lr
     assert len(main.global_block().vars) > len(after.global_block().vars)  # the original keeps them
+
+
+def _two_loss_cond(minimize_inside):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 4])
+        pred = fluid.layers.fc(x, 1)
+        flag = fluid.layers.fill_constant([1], "int32", 2) == 0
+
+        def branch(act):
+            loss = fluid.layers.mean(act(pred))
+            if minimize_inside:
+                fluid.optimizer.SGD(0.1).minimize(loss)
+            return loss
+        loss = fluid.layers.cond(flag, lambda: branch(fluid.layers.relu), lambda: branch(fluid.layers.sigmoid))
+    return main, startup, loss, x
+
+
+def test_a_test_clone_drops_gradient_blocks_and_what_only_the_backward_named():
+    main, startup, loss, _ = _two_loss_cond(False)
+    before = main.clone(for_test=True)
+    with fluid.program_guard(main, startup):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    assert main.num_blocks == 5  # the forward branches and their gradient blocks
+    after = main.clone(for_test=True)
+    assert after.num_blocks == before.num_blocks == 3
+    assert [(b.idx, b.parent_idx) for b in after.blocks] == [(0, -1), (1, 0), (2, 0)]
+    for a, b in zip(after.blocks, before.blocks):
+        assert sorted(a.vars) == sorted(b.vars)
+    # an optimizer minimized inside a branch: the test clone's branch ops name only what the forward uses
+    inside, inside_startup, inside_loss, _ = _two_loss_cond(True)
+    plain, _, _, _ = _two_loss_cond(False)
+    tested, want = inside.clone(for_test=True), plain.clone(for_test=True)
+    for a, b in zip(tested.blocks, want.blocks):
+        assert sorted(a.vars) == sorted(b.vars)
+        assert [(op.type, op.inputs, op.outputs) for op in a.ops] == [(op.type, op.inputs, op.outputs) for op in b.ops]
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(inside_startup)
+        out, = exe.run(tested, feed={"x": np.ones((2, 4), "float32")}, fetch_list=[inside_loss.name])
+    assert np.isfinite(out).all()

@@ -332,3 +332,14 @@ def test_update_kernels_allocate_nothing_after_the_first_step(op_type, extra):
     assert peak < values["Param"].nbytes // 8
     first = out[0] if isinstance(out, tuple) else out
     assert first is values["Param"]
+
+
+def test_adam_holds_its_betas_in_the_parameters_precision():
+    spec = get_op_spec("adam")
+    g = np.full(4, 0.3, "float32")
+    args = [np.ones(4, "float32"), g, np.array([0.01], "float32"), np.zeros(4, "float32"), np.zeros(4, "float32"),
+            np.array([0.9], "float32"), np.array([0.999], "float32"), None, None]
+    _, m1, m2, _, _ = spec.kernel(dict(spec.attrs), *args)
+    b1, b2 = np.float32(0.9), np.float32(0.999)  # fluid's kernel: T beta1_, T beta2_
+    np.testing.assert_array_equal(m1, (np.float32(1) - b1) * g)
+    np.testing.assert_array_equal(m2, (np.float32(1) - b2) * g * g)
