@@ -261,6 +261,8 @@ The fused sequence ops of inference programs (ops/fused_seq.py: fusion_seqpool_c
 fusion_seqexpand_concat_fc, fusion_seqconv_eltadd_relu) raise it by 150: to 32,914.
 The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fusion_gru, fused_embedding_fc_lstm,
 attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 33,114 with main's 32,764.
+Layer.create_variable, a sublayer slot's TypeError, LayerHelper.append_activation's act and an empty eager
+tensor's errors raise it by 15: to 33,129.
 """
 import ast
 import io
@@ -271,7 +273,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_114
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_129
 
 
 def code_lines(path):

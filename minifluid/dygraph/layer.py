@@ -22,7 +22,8 @@ import numpy as np
 
 from ..executor.scope import global_scope
 from ..framework import dygraph_mode, unique_name
-from ..framework.variable import Parameter, Variable
+from ..framework.program import default_main_program
+from ..framework.variable import Parameter, Variable, VarType
 from ..layers.activation import check_variable_and_dtype
 from ..layers.helper import LayerHelper
 from . import base
@@ -175,6 +176,14 @@ class Layer:
             return default_tracer().create_parameter(attr, shape, dtype)
         return helper.create_parameter(attr, shape, dtype, is_bias, default_initializer)
 
+    def create_variable(self, name=None, persistable=None, dtype=None, type=VarType.LOD_TENSOR):
+        """A variable of the current block named ``<full_name>.<name>`` (or a generated name): in dygraph mode
+        an empty eager tensor that an op run through ``self._helper.append_op`` fills."""
+        name = f"{self._full_name}.{name}" if name is not None else unique_name.generate(
+            self._full_name + "._generated_var")
+        return default_main_program().current_block().create_var(name=name, persistable=bool(persistable),
+                                                                  dtype=dtype, type=type)
+
     def add_parameter(self, name, parameter):
         self._require_init()
         if parameter is not None and not isinstance(parameter, Parameter):
@@ -215,6 +224,11 @@ class Layer:
                 raise TypeError(f"assigning a {type(value).__name__} to parameter {name!r} (a Parameter or None "
                                 "is required)")
             d["_parameters"][name] = None
+        elif "_sub_layers" in d and name in d["_sub_layers"]:
+            if value is not None:
+                raise TypeError(f"assignment to sublayer {name!r} should be of type Layer or None, but got "
+                                f"{type(value).__name__!r}")
+            d["_sub_layers"][name] = None
         else:
             object.__setattr__(self, name, value)
 

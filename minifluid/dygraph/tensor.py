@@ -134,6 +134,8 @@ class Tensor(Variable):
         """A numpy copy of the data; a one-element result still converts with ``float()`` and ``%f`` on
         numpy 2.4+ (as fetched losses do: ``float_friendly`` in lod_tensor.py)."""
         value = self._value
+        if value is None:
+            raise RuntimeError(f"Tensor of {self.name} is Empty, please check if it has no data.")
         return float_friendly(value.get() if hasattr(value, "get") else np.array(value))
 
     def __array__(self, dtype=None, copy=None):

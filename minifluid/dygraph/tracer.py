@@ -326,6 +326,8 @@ def run_backward(root, grad=None, retain_graph=False):
     """Accumulate d(root)/d(leaf) into every leaf that requires a gradient, and give the non-leaf tensors
     still held their gradient (NOTE [ Eager autograd ]). A ``stop_gradient`` root computes nothing, as in
     fluid (with a warning saying so)."""
+    if root._value is None:
+        raise RuntimeError(f"backward() on {root.name!r}, which holds no data yet (no op has written it)")
     if root.stop_gradient:
         warnings.warn(f"backward() on {root.name!r}, which has stop_gradient=True, computes no gradient: nothing "
                       "that requires one was used to compute it (set stop_gradient=False on its inputs)",

@@ -218,9 +218,10 @@ class LayerHelper:
                        attrs={"axis": dim_start})
         return out
 
-    def append_activation(self, input_var):
-        """Apply ``act`` (a name, or a dict with ``type`` plus attributes) from the layer's kwargs."""
-        act = self.kwargs.get("act")
+    def append_activation(self, input_var, act=None, use_cudnn=None, use_mkl_dnn=None):
+        """Apply ``act`` (a name, or a dict with ``type`` plus attributes; default: the layer's kwargs' ``act``,
+        as a dygraph layer's ``self._helper`` takes it)."""
+        act = self.kwargs.get("act") if act is None else act
         if act is None:
             return input_var
         attrs = {"type": act} if isinstance(act, str) else dict(act)

@@ -150,3 +150,26 @@ def test_default_parameter_names_are_the_static_layers():
         assert dygraph == static
         assert "conv2d_0.w_0" in dygraph and "prelu_0.w_0" in dygraph and "conv3d_0.w_0" in dygraph
         assert type(layers[2]).__name__ == "Conv2DTranspose" and layers[2].full_name() == "conv2d_transpose_0"
+
+
+def test_sublayer_slots_take_a_layer_or_none_and_create_variable_is_filled_by_ops():
+    class Cell(Layer):
+        def __init__(self):
+            super(Cell, self).__init__()
+            self.fc = Linear(2, 2)
+
+        def forward(self, x):
+            out = self.create_variable(dtype="float32")
+            assert out.name.startswith("cell_0._generated_var")
+            self._helper.append_op(type="scale", inputs={"X": x}, outputs={"Out": out}, attrs={"scale": -1.0})
+            return self._helper.append_activation(out, act="relu")
+
+    with fluid.dygraph.guard():
+        cell = Cell()
+        with pytest.raises(TypeError, match="sublayer 'fc' should be of type Layer or None"):
+            cell.fc = "str"
+        cell.fc = None
+        assert cell.sublayers() == [] and cell.fc is None
+        out = cell(to_variable(np.array([[1.0, -2.0]], "float32")))
+        np.testing.assert_array_equal(out.numpy(), [[0.0, 2.0]])
+        assert cell.create_variable("h").name == "cell_0.h"

@@ -84,3 +84,12 @@ def test_block_is_the_main_programs_global_block_in_dygraph_mode():
         assert not block.ops
     with pytest.warns(UserWarning, match="deprecated"):
         assert fluid.framework._var_base_to_np(t).sum() == 4
+
+
+def test_an_empty_tensor_says_so():
+    with fluid.dygraph.guard():
+        empty = fluid.Program().current_block().create_var(name="X", shape=[-1, 3], dtype="float32")
+        with pytest.raises(RuntimeError, match="Tensor of X is Empty"):
+            empty.numpy()
+        with pytest.raises(RuntimeError, match="holds no data"):
+            empty.backward()
