@@ -263,6 +263,7 @@ The fused recurrent ops of inference programs (ops/fused_rnn.py: fusion_lstm, fu
 attention_lstm, on ops/rnn.py's time-major passes) raise it by 200: to 33,114 with main's 32,764.
 Layer.create_variable, a sublayer slot's TypeError, LayerHelper.append_activation's act and an empty eager
 tensor's errors raise it by 15: to 33,129.
+TracedLayer keeping a captured tensor's own name raises it by 2: to 33,131.
 """
 import ast
 import io
@@ -273,7 +274,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "minifluid"
-MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_129
+MODULE_HARD_LIMIT, MODULE_SOFT_LIMIT, OPS_FAMILY_LIMIT, PACKAGE_BUDGET = 600, 400, 400, 33_131
 
 
 def code_lines(path):

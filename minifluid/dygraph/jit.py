@@ -61,7 +61,9 @@ class _Recorder:
     def _input(self, t):
         name = self.names.get(id(t))
         if name is None:  # a parameter, or a value no recorded op made: the program reads it from its scope
-            name = t.name if isinstance(t, ParamBase) else f"t_{next(self._count)}"
+            name = t.name  # its own name, as fluid (a generated one if another variable has it)
+            if not isinstance(t, ParamBase) and (name in self.block.vars or name.startswith(("feed_", "fetch_", "t_"))):
+                name = f"t_{next(self._count)}"
             self._declare(t, name, shape=list(t.shape), persistable=True)
             self.captured[name] = t
         return name

@@ -102,3 +102,25 @@ def test_fluid18_imperative_internals():
         assert grad.name == w.weight.name + core.grad_var_suffix() == w.weight.name + "@GRAD"
         np.testing.assert_array_equal(np.array(grad.value().get_tensor()), np.ones((2, 1), "float32"))
         np.testing.assert_array_equal(np.array(a.value().get_tensor()), a.numpy())
+
+
+def test_a_captured_tensor_keeps_its_own_name_unless_taken():
+    with fluid.dygraph.guard():
+        net = Net()
+        clash = Linear(2, 2)
+        clash_in = to_variable(np.ones((1, 2), "float32"), name="feed_0")  # a name the program gives its feed
+
+        class Outer(Layer):
+            def __init__(self):
+                super().__init__()
+                self.net, self.fc = net, clash
+
+            def forward(self, x, y):
+                return self.net(x, y)[0] + self.fc(clash_in)
+
+        _, traced = TracedLayer.trace(Outer(), [to_variable(np.ones((1, 3), "float32")),
+                                                to_variable(np.ones((1, 2), "float32"))])
+        persistable = {v.name for v in traced.program.global_block().vars.values() if v.persistable}
+        assert net.scale.name.startswith("generated_var_") and net.scale.name in persistable  # as fluid names it
+        renamed = [n for n in persistable if n.startswith("t_")]  # the taken name got a generated one
+        assert len(renamed) == 1 and "feed_0" not in persistable and clash_in.name == "feed_0"
