@@ -1,5 +1,6 @@
 """Layer forward hooks and the named_sublayers / named_parameters walks (fluid 1.8 signatures and orders)."""
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -56,8 +57,10 @@ def test_hook_handle_does_not_keep_the_layer_alive():
     with fluid.dygraph.guard():
         fc = Linear(2, 2)
         handle = fc.register_forward_post_hook(lambda *a: None)
+        alive = weakref.ref(fc)
         del fc
         gc.collect()
+        assert alive() is None  # the handle held no strong reference
         handle.remove()  # the hooks are gone with the layer: nothing to remove, no error
 
 
