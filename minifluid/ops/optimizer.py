@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from .registry import array_module, register_op
-from .selected_rows import is_selected_rows, merged, positions, to_dense
+from .selected_rows import check_rows, is_selected_rows, merged, positions, to_dense
 
 _scratch_local = threading.local()
 
@@ -83,9 +83,8 @@ def _sparse_sgd(param, lr, grad):
     table = param.value if is_selected_rows(param) else param
     if is_selected_rows(param):
         ids = positions(param, ids, "sgd")
-    elif ids.size and (ids[0] < 0 or ids[-1] >= table.shape[0]):
-        raise ValueError(f"sgd: gradient row {int(ids[-1] if ids[-1] >= 0 else ids[0])} is out of range for a "
-                         f"parameter of {table.shape[0]} rows")
+    else:
+        check_rows(ids, table.shape[0], "sgd")
     table[ids] -= value * lr
     return param
 

@@ -21,7 +21,8 @@ import numpy as np
 
 from .registry import register_op
 
-__all__ = ["add_into", "clip_by_norm", "is_selected_rows", "merged", "positions", "scale", "sum_of", "to_dense"]
+__all__ = ["add_into", "check_rows", "clip_by_norm", "is_selected_rows", "merged", "positions", "scale", "sum_of",
+           "to_dense"]
 
 
 def is_selected_rows(x):
@@ -52,7 +53,8 @@ def merged(sr, who="SelectedRows"):
     return ids[starts], np.add.reduceat(value[order], starts, axis=0)
 
 
-def _check_rows(ids, height, who):
+def check_rows(ids, height, who):
+    """Refuse a row id (ascending ``ids``) outside [0, height), naming it."""
     if ids.size and (ids[0] < 0 or ids[-1] >= height):
         bad = ids[0] if ids[0] < 0 else ids[-1]
         raise ValueError(f"{who}: row id {int(bad)} is out of range for a tensor of {height} rows")
@@ -62,7 +64,7 @@ def to_dense(sr, height=None, who="SelectedRows"):
     """The dense [height, ...] tensor ``sr`` stands for (rows it does not name are zero)."""
     ids, value = merged(sr, who)
     height = sr.height() if height is None else height
-    _check_rows(ids, height, who)
+    check_rows(ids, height, who)
     dense = np.zeros((height,) + value.shape[1:], dtype=value.dtype)
     dense[ids] = value
     return dense
@@ -71,7 +73,7 @@ def to_dense(sr, height=None, who="SelectedRows"):
 def add_into(dense, sr, who="SelectedRows"):
     """``dense[rows] += value`` for every row ``sr`` names (repeated rows summed); returns ``dense``."""
     ids, value = merged(sr, who)
-    _check_rows(ids, dense.shape[0], who)
+    check_rows(ids, dense.shape[0], who)
     dense[ids] += value
     return dense
 
